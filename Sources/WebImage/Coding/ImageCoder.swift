@@ -1,0 +1,119 @@
+import Foundation
+
+/// How a decoder should decode.
+public struct DecodeOptions: Sendable, Hashable {
+    /// Decode straight to an image whose longer side is at most this many pixels (a thumbnail),
+    /// keeping the aspect ratio; `nil` decodes at full size. Decoders that can scale while decoding
+    /// (JPEG's DCT scaling) never allocate the full-size bitmap.
+    public var maxPixelSize: Int?
+    /// The most pixels (width × height of the canvas) a decode may produce. Checked against the
+    /// dimensions declared in the header, before any pixel memory is allocated.
+    public var pixelLimit: Int
+    /// When the declared size is over ``pixelLimit``: `true` decodes downsampled to fit the limit,
+    /// `false` throws ``WebImageError/tooLarge(_:)``.
+    public var scaleDownLargeImages: Bool
+    /// Decode only the first frame of an animation.
+    public var firstFrameOnly: Bool
+    /// Turn the pixels by the EXIF orientation (and report ``ImageOrientation/up``).
+    public var applyOrientation: Bool
+    /// The most bytes all frames of an animation may take together; frames past it are dropped.
+    public var animationByteLimit: Int
+    /// The scale given to the decoded image (2 for `@2x` assets).
+    public var scale: Double
+
+    /// 100 megapixels: 400 MB of RGBA8, far above any photo a camera takes, far below what hurts.
+    public static let defaultPixelLimit = 100_000_000
+
+    /// Creates options; the defaults decode at full size, all frames, orientation reported only.
+    public init(maxPixelSize: Int? = nil, pixelLimit: Int = DecodeOptions.defaultPixelLimit,
+                scaleDownLargeImages: Bool = false, firstFrameOnly: Bool = false,
+                applyOrientation: Bool = false, animationByteLimit: Int = 512 << 20, scale: Double = 1) {
+        self.maxPixelSize = maxPixelSize
+        self.pixelLimit = pixelLimit
+        self.scaleDownLargeImages = scaleDownLargeImages
+        self.firstFrameOnly = firstFrameOnly
+        self.applyOrientation = applyOrientation
+        self.animationByteLimit = animationByteLimit
+        self.scale = scale
+    }
+
+    /// The size to decode a `width` × `height` image to under these options: the full size, or a
+    /// smaller one that keeps the aspect ratio when ``maxPixelSize`` asks for it or when the image is
+    /// over ``pixelLimit`` and ``scaleDownLargeImages`` is set.
+    /// - Throws: ``WebImageError/tooLarge(_:)`` when the image is over the limit and may not be
+    ///   scaled down; ``WebImageError/corruptData(_:)`` for a side that is not positive.
+    public func targetSize(width: Int, height: Int) throws -> (width: Int, height: Int) {
+        guard width > 0, height > 0 else { throw WebImageError.corruptData("image size \(width)×\(height)") }
+        var scale = 1.0
+        if let maxPixelSize, maxPixelSize > 0, max(width, height) > maxPixelSize {
+            scale = Double(maxPixelSize) / Double(max(width, height))
+        }
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        if overflow || pixels > pixelLimit {
+            guard scaleDownLargeImages else {
+                throw WebImageError.tooLarge("\(width)×\(height) is over the limit of \(pixelLimit) pixels")
+            }
+            scale = min(scale, (Double(pixelLimit) / (Double(width) * Double(height))).squareRoot())
+        }
+        guard scale < 1 else { return (width, height) }
+        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+    }
+}
+
+/// How an encoder should encode.
+public struct EncodeOptions: Sendable, Hashable {
+    /// Quality for lossy formats, 0...1 (JPEG, lossy WebP).
+    public var quality: Double
+    /// Encode WebP losslessly.
+    public var lossless: Bool
+    /// Encode only the first frame of an animation.
+    public var firstFrameOnly: Bool
+
+    /// Creates options; the default quality is 0.9, lossy where the format allows.
+    public init(quality: Double = 0.9, lossless: Bool = false, firstFrameOnly: Bool = false) {
+        self.quality = quality
+        self.lossless = lossless
+        self.firstFrameOnly = firstFrameOnly
+    }
+}
+
+/// A decoder and encoder for one or more formats, pluggable into ``ImageCodersManager``.
+///
+/// Coders are called from any task, often in parallel: they must keep no per-call state in
+/// themselves (incremental decoding keeps its state in an ``IncrementalImageDecoder``).
+public protocol ImageCoder: Sendable {
+    /// Whether this coder decodes `data` (usually a look at its signature).
+    func canDecode(_ data: Data) -> Bool
+    /// Decodes `data` to a straight-alpha RGBA8 image.
+    /// - Throws: ``WebImageError`` (``WebImageError/corruptData(_:)``, ``WebImageError/truncatedData(_:)``,
+    ///   ``WebImageError/tooLarge(_:)``...), never traps on bad input.
+    func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage
+    /// Whether this coder encodes to `format`.
+    func canEncode(_ format: ImageFormat) -> Bool
+    /// Encodes `image` to `format`.
+    func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data
+    /// A decoder that takes data as it arrives and shows what it has so far (progressive loading),
+    /// or `nil` when this coder cannot decode `format` incrementally.
+    func makeIncrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)?
+}
+
+extension ImageCoder {
+    /// Decoding only by default.
+    public func canEncode(_ format: ImageFormat) -> Bool { false }
+    /// Throws ``WebImageError/unsupportedFormat(_:)``.
+    public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
+        throw WebImageError.unsupportedFormat("no encoder for \(format.rawValue) in \(type(of: self))")
+    }
+    /// No incremental decoding by default.
+    public func makeIncrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? { nil }
+}
+
+/// Decodes an image while its data is still arriving.
+///
+/// One instance serves one download; it is used from one task at a time and is not `Sendable`.
+public protocol IncrementalImageDecoder: AnyObject {
+    /// Gives the decoder all the data received so far (each call passes the whole prefix, which
+    /// only grows) and returns the best image it can show now, or `nil` when nothing is decodable yet.
+    /// When `isComplete` is `true` the data is the whole file and the result is the final image.
+    func update(with data: Data, isComplete: Bool) throws -> DecodedImage?
+}

@@ -1,0 +1,75 @@
+/// A decoded image: one or more frames of straight-alpha RGBA8 with what is known about them.
+///
+/// Cheap to copy and to send across tasks: frames share their immutable pixel buffers.
+public struct DecodedImage: Sendable {
+    /// The frames, at least one. A still image has exactly one.
+    public private(set) var frames: [ImageFrame]
+    /// How many times an animation plays; 0 means forever. 1 for still images.
+    public var loopCount: Int
+    /// The format the image was decoded from (``ImageFormat/unknown`` for images made in memory).
+    public var format: ImageFormat
+    /// The EXIF orientation stored with the image; the pixels are not turned by it.
+    public var orientation: ImageOrientation
+    /// Points per pixel, as in `UIImage.scale` (2 for an `@2x` image).
+    public var scale: Double
+    /// Whether the image has an alpha channel in its source (a PNG with tRNS, a WebP with ALPH...).
+    public var hasAlpha: Bool
+
+    /// Creates an image from its frames.
+    /// - Throws: ``WebImageError/corruptData(_:)`` when `frames` is empty.
+    public init(frames: [ImageFrame], loopCount: Int = 0, format: ImageFormat = .unknown,
+                orientation: ImageOrientation = .up, scale: Double = 1, hasAlpha: Bool) throws {
+        guard !frames.isEmpty else { throw WebImageError.corruptData("image has no frames") }
+        self.frames = frames
+        self.loopCount = frames.count > 1 ? loopCount : 1
+        self.format = format
+        self.orientation = orientation
+        self.scale = scale > 0 ? scale : 1
+        self.hasAlpha = hasAlpha
+    }
+
+    /// Creates a still image from one bitmap.
+    public init(bitmap: Bitmap, format: ImageFormat = .unknown, orientation: ImageOrientation = .up,
+                scale: Double = 1, hasAlpha: Bool) {
+        self.frames = [ImageFrame(bitmap: bitmap)]
+        self.loopCount = 1
+        self.format = format
+        self.orientation = orientation
+        self.scale = scale > 0 ? scale : 1
+        self.hasAlpha = hasAlpha
+    }
+
+    /// The first frame's pixels (the still image, or the poster frame of an animation).
+    public var bitmap: Bitmap { frames[0].bitmap }
+    /// Width of the canvas in pixels.
+    public var width: Int { frames[0].bitmap.width }
+    /// Height of the canvas in pixels.
+    public var height: Int { frames[0].bitmap.height }
+    /// Whether there is more than one frame.
+    public var isAnimated: Bool { frames.count > 1 }
+    /// Each frame's duration in seconds.
+    public var durations: [Double] { frames.map(\.duration) }
+    /// One full play of the animation, in seconds.
+    public var totalDuration: Double { frames.reduce(0) { $0 + $1.duration } }
+
+    /// Bytes of decoded pixels across all frames: what the image costs in a memory cache.
+    public var cost: Int { frames.reduce(0) { $0 + $1.bitmap.byteCount } }
+
+    /// A copy with other frames (used by transformers); other properties are kept.
+    /// - Throws: ``WebImageError/corruptData(_:)`` when `frames` is empty.
+    public func replacingFrames(_ frames: [ImageFrame]) throws -> DecodedImage {
+        guard !frames.isEmpty else { throw WebImageError.corruptData("image has no frames") }
+        var copy = self
+        copy.frames = frames
+        if frames.count == 1 { copy.loopCount = 1 }
+        return copy
+    }
+
+    /// The same image with only its first frame.
+    public var firstFrameOnly: DecodedImage {
+        var copy = self
+        copy.frames = [frames[0]]
+        copy.loopCount = 1
+        return copy
+    }
+}

@@ -1,0 +1,144 @@
+/// High-quality resizing of straight-alpha RGBA8 bitmaps.
+///
+/// A separable two-pass convolution whose kernel widens with the shrink factor (so shrinking
+/// averages every source pixel instead of skipping), computed on premultiplied values so that
+/// transparent pixels do not bleed their colour into opaque neighbours.
+public enum Resampler {
+    /// Returns `bitmap` resized to `width` × `height`.
+    /// - Throws: ``WebImageError/tooLarge(_:)`` when the target cannot be allocated,
+    ///   ``WebImageError/corruptData(_:)`` for a side that is not positive.
+    public static func resize(_ bitmap: Bitmap, width: Int, height: Int,
+                              filter: ResamplingFilter = .lanczos3) throws -> Bitmap {
+        guard width > 0, height > 0 else { throw WebImageError.corruptData("resize to \(width)×\(height)") }
+        if width == bitmap.width, height == bitmap.height { return bitmap }
+        let horizontal = Contributions(source: bitmap.width, target: width, filter: filter)
+        let vertical = Contributions(source: bitmap.height, target: height, filter: filter)
+        let sourceWidth = bitmap.width, sourceHeight = bitmap.height
+        // Pass 1: every source row, shrunk horizontally, into premultiplied floats.
+        let intermediate = UnsafeMutablePointer<Float>.allocate(capacity: width * sourceHeight * 4)
+        defer { intermediate.deallocate() }
+        let row = UnsafeMutablePointer<Float>.allocate(capacity: sourceWidth * 4)
+        defer { row.deallocate() }
+        bitmap.withUnsafeBytes { source in
+            let pixels = source.bindMemory(to: UInt8.self).baseAddress!
+            for y in 0..<sourceHeight {
+                let sourceRow = pixels + y * sourceWidth * 4
+                for x in 0..<sourceWidth {
+                    let alpha = Float(sourceRow[x * 4 + 3]) * (1 / 255)
+                    row[x * 4] = Float(sourceRow[x * 4]) * alpha
+                    row[x * 4 + 1] = Float(sourceRow[x * 4 + 1]) * alpha
+                    row[x * 4 + 2] = Float(sourceRow[x * 4 + 2]) * alpha
+                    row[x * 4 + 3] = Float(sourceRow[x * 4 + 3])
+                }
+                let out = intermediate + y * width * 4
+                for x in 0..<width {
+                    var r: Float = 0, g: Float = 0, b: Float = 0, a: Float = 0
+                    let start = horizontal.starts[x]
+                    let weights = horizontal.weights + x * horizontal.stride
+                    for tap in 0..<horizontal.counts[x] {
+                        let w = weights[tap]
+                        let p = row + (start + tap) * 4
+                        r += p[0] * w; g += p[1] * w; b += p[2] * w; a += p[3] * w
+                    }
+                    out[x * 4] = r; out[x * 4 + 1] = g; out[x * 4 + 2] = b; out[x * 4 + 3] = a
+                }
+            }
+        }
+        // Pass 2: columns, then back to straight-alpha bytes.
+        let accumulator = UnsafeMutablePointer<Float>.allocate(capacity: width * 4)
+        defer { accumulator.deallocate() }
+        let rowFloats = width * 4
+        return try Bitmap(width: width, height: height) { target in
+            let output = target.bindMemory(to: UInt8.self).baseAddress!
+            for y in 0..<height {
+                accumulator.update(repeating: 0, count: rowFloats)
+                let start = vertical.starts[y]
+                let weights = vertical.weights + y * vertical.stride
+                for tap in 0..<vertical.counts[y] {
+                    let w = weights[tap]
+                    let source = intermediate + (start + tap) * rowFloats
+                    for i in 0..<rowFloats { accumulator[i] += source[i] * w }
+                }
+                let out = output + y * rowFloats
+                for x in 0..<width {
+                    let p = accumulator + x * 4
+                    let alpha = min(max(p[3], 0), 255)
+                    if alpha < 0.5 {
+                        out[x * 4] = 0; out[x * 4 + 1] = 0; out[x * 4 + 2] = 0; out[x * 4 + 3] = 0
+                        continue
+                    }
+                    let unpremultiply = 255 / alpha
+                    out[x * 4] = clampToByte(p[0] * unpremultiply)
+                    out[x * 4 + 1] = clampToByte(p[1] * unpremultiply)
+                    out[x * 4 + 2] = clampToByte(p[2] * unpremultiply)
+                    out[x * 4 + 3] = UInt8(alpha + 0.5)
+                }
+            }
+        }
+    }
+
+    /// The size that fits `width` × `height` inside a square of `maxPixelSize`, keeping the aspect ratio.
+    public static func fittingSize(width: Int, height: Int, maxPixelSize: Int) -> (width: Int, height: Int) {
+        guard maxPixelSize > 0, max(width, height) > maxPixelSize else { return (width, height) }
+        let scale = Double(maxPixelSize) / Double(max(width, height))
+        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+    }
+
+    @inline(__always)
+    private static func clampToByte(_ value: Float) -> UInt8 {
+        UInt8(min(max(value + 0.5, 0), 255))
+    }
+}
+
+/// For each target index: the first source index, how many follow, and their normalized weights.
+private final class Contributions {
+    let starts: [Int]
+    let counts: [Int]
+    let weights: UnsafeMutablePointer<Float>
+    let stride: Int
+
+    init(source: Int, target: Int, filter: ResamplingFilter) {
+        let scale = Double(source) / Double(target)
+        let widen = max(scale, 1)
+        let support = filter.support * widen
+        stride = Int((support * 2).rounded(.up)) + 2
+        weights = .allocate(capacity: stride * target)
+        weights.initialize(repeating: 0, count: stride * target)
+        var starts = [Int](repeating: 0, count: target)
+        var counts = [Int](repeating: 0, count: target)
+        for index in 0..<target {
+            let center = (Double(index) + 0.5) * scale
+            var first = max(0, Int((center - support).rounded(.down)))
+            let last = min(source, Int((center + support).rounded(.up)))
+            if last - first > stride { first = last - stride }
+            var sum = 0.0
+            var values: [Double] = []
+            values.reserveCapacity(last - first)
+            for sourceIndex in first..<last {
+                let weight = filter.weight((Double(sourceIndex) + 0.5 - center) / widen)
+                values.append(weight)
+                sum += weight
+            }
+            // Trim zero weights at both ends so the inner loops skip them.
+            var lower = 0, upper = values.count
+            while lower < upper, values[lower] == 0 { lower += 1 }
+            while upper > lower, values[upper - 1] == 0 { upper -= 1 }
+            if lower == upper {
+                // A kernel narrower than a pixel can miss every centre: take the nearest pixel.
+                starts[index] = min(source - 1, max(0, Int(center)))
+                counts[index] = 1
+                weights[index * stride] = 1
+                continue
+            }
+            starts[index] = first + lower
+            counts[index] = upper - lower
+            for tap in lower..<upper {
+                weights[index * stride + tap - lower] = Float(values[tap] / sum)
+            }
+        }
+        self.starts = starts
+        self.counts = counts
+    }
+
+    deinit { weights.deallocate() }
+}

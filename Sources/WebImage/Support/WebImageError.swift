@@ -1,0 +1,94 @@
+/// Every failure swift-webimage reports.
+///
+/// Each case says what happened; ``isTransient`` says whether trying again later may succeed,
+/// which decides whether a URL goes on the manager's failed-URL list.
+public enum WebImageError: Error, Sendable, Hashable {
+    /// The caller cancelled, or the last caller waiting for shared work left.
+    case cancelled
+    /// The URL cannot be loaded (malformed, or a scheme no loader handles).
+    case invalidURL(String)
+    /// The server answered with a status outside 200...299 (304 is reported as not-modified, not here).
+    case httpStatus(Int)
+    /// No bytes arrived for longer than the timeout.
+    case timedOut
+    /// The connection could not be made or broke: refused, reset, lost, DNS failure, offline.
+    case connectionFailed(String)
+    /// Redirects went on past the limit or in a loop.
+    case tooManyRedirects
+    /// A request or response modifier vetoed the load.
+    case rejected(String)
+    /// Something exceeded a limit: the body size, the pixel count, memory.
+    case tooLarge(String)
+    /// The data is empty.
+    case emptyData
+    /// The bytes are no format any registered coder decodes (or encodes, when encoding).
+    case unsupportedFormat(String)
+    /// The bytes are of a known format but broken.
+    case corruptData(String)
+    /// The data ends before the image does (or before the announced Content-Length).
+    case truncatedData(String)
+    /// Encoding an image failed.
+    case encodingFailed(String)
+    /// The URL failed permanently before and is skipped until retried (see the manager's options).
+    case blockedFailedURL
+    /// A cache-only load found nothing in the cache.
+    case notCached
+    /// A file could not be read or written.
+    case fileSystem(String)
+
+    /// Whether trying again later may succeed: timeouts, lost connections and cancellation are
+    /// transient; a 404 or corrupt data is not.
+    public var isTransient: Bool {
+        switch self {
+        case .cancelled, .timedOut, .connectionFailed, .notCached, .fileSystem: true
+        case .httpStatus(let code): code == 408 || code == 429 || code >= 500
+        default: false
+        }
+    }
+
+    /// A stable machine-readable name of the case (`"httpStatus"`, `"corruptData"`...), used in JSON output.
+    public var code: String {
+        switch self {
+        case .cancelled: "cancelled"
+        case .invalidURL: "invalidURL"
+        case .httpStatus: "httpStatus"
+        case .timedOut: "timedOut"
+        case .connectionFailed: "connectionFailed"
+        case .tooManyRedirects: "tooManyRedirects"
+        case .rejected: "rejected"
+        case .tooLarge: "tooLarge"
+        case .emptyData: "emptyData"
+        case .unsupportedFormat: "unsupportedFormat"
+        case .corruptData: "corruptData"
+        case .truncatedData: "truncatedData"
+        case .encodingFailed: "encodingFailed"
+        case .blockedFailedURL: "blockedFailedURL"
+        case .notCached: "notCached"
+        case .fileSystem: "fileSystem"
+        }
+    }
+}
+
+extension WebImageError: CustomStringConvertible {
+    /// A sentence for people.
+    public var description: String {
+        switch self {
+        case .cancelled: "cancelled"
+        case .invalidURL(let url): "invalid URL: \(url)"
+        case .httpStatus(let status): "HTTP status \(status)"
+        case .timedOut: "timed out"
+        case .connectionFailed(let reason): "connection failed: \(reason)"
+        case .tooManyRedirects: "too many redirects"
+        case .rejected(let reason): "rejected: \(reason)"
+        case .tooLarge(let reason): "too large: \(reason)"
+        case .emptyData: "empty data"
+        case .unsupportedFormat(let what): "unsupported format: \(what)"
+        case .corruptData(let reason): "corrupt data: \(reason)"
+        case .truncatedData(let reason): "truncated data: \(reason)"
+        case .encodingFailed(let reason): "encoding failed: \(reason)"
+        case .blockedFailedURL: "URL failed before; not retried without retryFailed"
+        case .notCached: "not in the cache"
+        case .fileSystem(let reason): "file system: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import ArgumentParser
+
+/// `webimage`: the command-line face of swift-webimage.
+@main
+struct WebImageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webimage",
+        abstract: "Load, decode and cache images with swift-webimage.",
+        subcommands: [
+            DecodeCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages swift-webimage builds and tests with, when any is missing.
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds the tools the comparison scripts run)
+set -euo pipefail
+packages=(libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev pkg-config)
+if [ "${1:-}" = "--bench" ]; then
+    packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
+fi
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}" >&2
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
