@@ -1,0 +1,11 @@
+/// Turns one decoded image into another: the transform stage of the pipeline.
+///
+/// The ``identifier`` is appended to the cache key, so a transformed image is cached apart from
+/// its original, and loads whose transformer chains share a prefix share that work.
+public protocol ImageTransformer: Sendable {
+    /// A stable string naming this transform and its parameters (`"resize(100x100,fill)"`).
+    var identifier: String { get }
+    /// Transforms `image`. Animated images arrive with all their frames; a transformer that works
+    /// frame by frame should transform each.
+    func transform(_ image: DecodedImage) throws -> DecodedImage
+}
