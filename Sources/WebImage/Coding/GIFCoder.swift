@@ -1,10 +1,218 @@
+import CGIF
 import Foundation
 
-// PLACEHOLDER: replaced by the real coder (owned by the codec work).
+/// GIF decoding with giflib, every frame composited on a full canvas.
+///
+/// Reads record by record (not `DGifSlurp`), so frames past the animation byte limit are never
+/// decoded and a frame's declared size never becomes an allocation by itself. Local and global
+/// palettes, transparency, interlacing and the three disposal methods are applied; the loop count
+/// comes from the NETSCAPE2.0 extension (none: play once).
 public struct GIFCoder: ImageCoder {
+    /// Creates the coder.
     public init() {}
-    public func canDecode(_ data: Data) -> Bool { ImageFormat.detect(data) == .gif }
+
+    public func canDecode(_ data: Data) -> Bool {
+        data.count >= 6 && (data.starts(with: Array("GIF87a".utf8)) || data.starts(with: Array("GIF89a".utf8)))
+    }
+
     public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
-        throw WebImageError.unsupportedFormat("gif decoding not built yet")
+        guard !data.isEmpty else { throw WebImageError.emptyData }
+        let reader = GIFReader(data: data)
+        return try withExtendedLifetime(reader) {
+            var error: Int32 = 0
+            guard let file = DGifOpen(Unmanaged.passUnretained(reader).toOpaque(), GIFReader.read, &error) else {
+                throw Self.error(code: error, reader: reader)
+            }
+            defer { DGifCloseFile(file, &error) }
+            var composer = GIFComposer(file: file, reader: reader, options: options)
+            return try composer.decode()
+        }
+    }
+
+    static func error(code: Int32, reader: GIFReader) -> WebImageError {
+        let message = GifErrorString(code).map { String(cString: $0) } ?? "GIF error \(code)"
+        if reader.hitEnd || code == D_GIF_ERR_EOF_TOO_SOON { return .truncatedData("GIF: \(message)") }
+        if code == D_GIF_ERR_NOT_ENOUGH_MEM || code == D_GIF_ERR_DATA_TOO_BIG { return .tooLarge("GIF: \(message)") }
+        return .corruptData("GIF: \(message)")
+    }
+}
+
+/// One decode's state: the canvas and the frames made so far.
+private struct GIFComposer {
+    let file: UnsafeMutablePointer<GifFileType>
+    let reader: GIFReader
+    let options: DecodeOptions
+
+    private var canvasWidth = 0, canvasHeight = 0
+    private var canvas: [UInt8] = []
+    private var frames: [ImageFrame] = []
+    private var frameBytes = 0
+    private var loopCount = 1
+    private var usesTransparency = false
+    // The graphics control extension applies to the next image only.
+    private var disposal = 0, delay: Double = 0, transparentIndex = -1
+
+    init(file: UnsafeMutablePointer<GifFileType>, reader: GIFReader, options: DecodeOptions) {
+        self.file = file
+        self.reader = reader
+        self.options = options
+    }
+
+    mutating func decode() throws -> DecodedImage {
+        canvasWidth = Int(file.pointee.SWidth)
+        canvasHeight = Int(file.pointee.SHeight)
+        var limits = options
+        limits.maxPixelSize = nil
+        limits.scaleDownLargeImages = false
+        if options.scaleDownLargeImages { limits.pixelLimit = max(options.pixelLimit, 1) * 4 }
+        if canvasWidth > 0, canvasHeight > 0 {
+            _ = try limits.targetSize(width: canvasWidth, height: canvasHeight)
+            canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+        }
+        records: while true {
+            var record = UNDEFINED_RECORD_TYPE
+            guard DGifGetRecordType(file, &record) == GIF_OK else {
+                // A file that stops between frames (often without its trailer) is complete enough.
+                if !frames.isEmpty, reader.hitEnd { break records }
+                throw GIFCoder.error(code: file.pointee.Error, reader: reader)
+            }
+            switch record {
+            case IMAGE_DESC_RECORD_TYPE:
+                try readFrame(limits: limits)
+                if options.firstFrameOnly || frameBytes >= options.animationByteLimit { break records }
+            case EXTENSION_RECORD_TYPE:
+                try readExtension()
+            case TERMINATE_RECORD_TYPE:
+                break records
+            default:
+                throw WebImageError.corruptData("GIF: unexpected record")
+            }
+        }
+        guard !frames.isEmpty else { throw WebImageError.corruptData("GIF has no image") }
+        let scaled = try frames.map { frame -> ImageFrame in
+            let target = try options.targetSize(width: frame.bitmap.width, height: frame.bitmap.height)
+            guard (target.width, target.height) != (frame.bitmap.width, frame.bitmap.height) else { return frame }
+            return ImageFrame(bitmap: try Resampler.resize(frame.bitmap, width: target.width, height: target.height),
+                              duration: frame.duration)
+        }
+        return try DecodedImage(frames: scaled, loopCount: loopCount, format: .gif, scale: options.scale,
+                                hasAlpha: usesTransparency)
+    }
+
+    private mutating func readFrame(limits: DecodeOptions) throws {
+        guard DGifGetImageDesc(file) == GIF_OK else { throw GIFCoder.error(code: file.pointee.Error, reader: reader) }
+        let descriptor = file.pointee.Image
+        let left = Int(descriptor.Left), top = Int(descriptor.Top)
+        let width = Int(descriptor.Width), height = Int(descriptor.Height)
+        guard width > 0, height > 0 else { throw WebImageError.corruptData("GIF frame of size \(width)×\(height)") }
+        if canvas.isEmpty {
+            // A zero-sized logical screen takes the first frame's size.
+            canvasWidth = left + width
+            canvasHeight = top + height
+            _ = try limits.targetSize(width: canvasWidth, height: canvasHeight)
+            canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+        }
+        let colorMap = descriptor.ColorMap ?? file.pointee.SColorMap
+        var palette = [UInt8](repeating: 0, count: 256 * 3)
+        var paletteSize = 0
+        if let colorMap, let colors = colorMap.pointee.Colors {
+            paletteSize = min(256, Int(colorMap.pointee.ColorCount))
+            for index in 0..<paletteSize {
+                palette[index * 3] = colors[index].Red
+                palette[index * 3 + 1] = colors[index].Green
+                palette[index * 3 + 2] = colors[index].Blue
+            }
+        }
+        if frames.isEmpty, transparentIndex < 0, let global = file.pointee.SColorMap, let colors = global.pointee.Colors {
+            // A first frame without transparency that leaves part of the screen uncovered shows the
+            // background colour there (as giflib's tools and Pillow draw it).
+            let background = Int(file.pointee.SBackGroundColor)
+            if background < Int(global.pointee.ColorCount) {
+                let color = colors[background]
+                for pixel in 0..<(canvasWidth * canvasHeight) {
+                    canvas[pixel * 4] = color.Red
+                    canvas[pixel * 4 + 1] = color.Green
+                    canvas[pixel * 4 + 2] = color.Blue
+                    canvas[pixel * 4 + 3] = 255
+                }
+            }
+        }
+        let saved = disposal == 3 ? canvas : nil
+        var line = [UInt8](repeating: 0, count: width)
+        let rows: [Int] = descriptor.Interlace
+            ? Array(stride(from: 0, to: height, by: 8)) + Array(stride(from: 4, to: height, by: 8))
+                + Array(stride(from: 2, to: height, by: 4)) + Array(stride(from: 1, to: height, by: 2))
+            : Array(0..<height)
+        for row in rows {
+            let status = line.withUnsafeMutableBufferPointer { DGifGetLine(file, $0.baseAddress, Int32(width)) }
+            guard status == GIF_OK else { throw GIFCoder.error(code: file.pointee.Error, reader: reader) }
+            let y = top + row
+            guard y < canvasHeight else { continue }
+            for column in 0..<width {
+                let x = left + column
+                guard x < canvasWidth else { break }
+                let index = Int(line[column])
+                if index == transparentIndex { continue }
+                let offset = (y * canvasWidth + x) * 4
+                if index < paletteSize {
+                    canvas[offset] = palette[index * 3]
+                    canvas[offset + 1] = palette[index * 3 + 1]
+                    canvas[offset + 2] = palette[index * 3 + 2]
+                } else {
+                    canvas[offset] = 0; canvas[offset + 1] = 0; canvas[offset + 2] = 0
+                }
+                canvas[offset + 3] = 255
+            }
+        }
+        let snapshot = try Bitmap(width: canvasWidth, height: canvasHeight) { buffer in
+            canvas.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        }
+        // The image has alpha when some shown frame is not fully opaque.
+        if !usesTransparency { usesTransparency = snapshot.containsTransparency }
+        frames.append(ImageFrame(bitmap: snapshot, duration: delay))
+        frameBytes += snapshot.byteCount
+        switch disposal {
+        case 2:
+            for y in max(0, top)..<min(canvasHeight, top + height) {
+                let start = (y * canvasWidth + left) * 4
+                let end = (y * canvasWidth + min(canvasWidth, left + width)) * 4
+                if start < end { canvas.replaceSubrange(start..<end, with: repeatElement(0, count: end - start)) }
+            }
+        case 3:
+            if let saved { canvas = saved }
+        default:
+            break
+        }
+        disposal = 0
+        delay = 0
+        transparentIndex = -1
+    }
+
+    private mutating func readExtension() throws {
+        var code: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        guard DGifGetExtension(file, &code, &block) == GIF_OK else {
+            throw GIFCoder.error(code: file.pointee.Error, reader: reader)
+        }
+        var isNetscape = false
+        var first = true
+        while let current = block {
+            let length = Int(current[0])
+            if code == GRAPHICS_EXT_FUNC_CODE, first, length >= 4 {
+                let packed = current[1]
+                disposal = Int((packed >> 2) & 0x07)
+                delay = Double(Int(current[2]) | Int(current[3]) << 8) / 100
+                transparentIndex = packed & 0x01 != 0 ? Int(current[4]) : -1
+            } else if code == APPLICATION_EXT_FUNC_CODE, first, length >= 11 {
+                let identifier = String(decoding: UnsafeBufferPointer(start: current + 1, count: 11), as: UTF8.self)
+                isNetscape = identifier == "NETSCAPE2.0" || identifier == "ANIMEXTS1.0"
+            } else if isNetscape, length >= 3, current[1] == 1 {
+                loopCount = Int(current[2]) | Int(current[3]) << 8
+            }
+            first = false
+            guard DGifGetExtensionNext(file, &block) == GIF_OK else {
+                throw GIFCoder.error(code: file.pointee.Error, reader: reader)
+            }
+        }
     }
 }

@@ -1,10 +1,179 @@
+import CJPEG
 import Foundation
 
-// PLACEHOLDER: replaced by the real coder (owned by the codec work).
+/// JPEG decoding and encoding with libjpeg-turbo's TurboJPEG API.
+///
+/// Decodes baseline, progressive, grayscale and CMYK/YCCK JPEGs straight into the returned
+/// bitmap's memory. Thumbnails use the DCT's own scaling (1/2, 1/4, 1/8) so the full-size bitmap
+/// is never allocated, then a high-quality resample to the exact size. The EXIF orientation is
+/// reported, not applied.
 public struct JPEGCoder: ImageCoder {
+    /// Creates the coder.
     public init() {}
-    public func canDecode(_ data: Data) -> Bool { ImageFormat.detect(data) == .jpeg }
+
+    public func canDecode(_ data: Data) -> Bool {
+        data.count >= 3 && data.starts(with: [0xFF, 0xD8, 0xFF])
+    }
+
     public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
-        throw WebImageError.unsupportedFormat("jpeg decoding not built yet")
+        guard !data.isEmpty else { throw WebImageError.emptyData }
+        let bitmap = try data.withUnsafeBytes { bytes -> Bitmap in
+            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw WebImageError.emptyData }
+            guard let handle = tjInitDecompress() else { throw WebImageError.corruptData("cannot create a JPEG decoder") }
+            defer { tjDestroy(handle) }
+            var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+            if tjDecompressHeader3(handle, base, UInt(bytes.count), &width, &height, &subsampling, &colorspace) != 0 {
+                // TurboJPEG 2.1 refuses to describe unusual sampling factors (e.g. 1x3) although
+                // it decodes them to RGB fine: read the frame header ourselves then.
+                guard String(cString: tjGetErrorStr2(handle)).contains("subsampling"),
+                      let frame = Self.frameHeader(bytes) else { throw Self.error(handle, data: bytes) }
+                (width, height) = (Int32(frame.width), Int32(frame.height))
+                colorspace = frame.components == 4 ? Int32(TJCS_CMYK.rawValue) : Int32(TJCS_YCbCr.rawValue)
+            }
+            let target = try options.targetSize(width: Int(width), height: Int(height))
+            let scaled = Self.dctScaledSize(width: Int(width), height: Int(height), atLeast: target)
+            let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
+            let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
+            let decoded = try Bitmap(width: scaled.width, height: scaled.height) { buffer in
+                let output = buffer.bindMemory(to: UInt8.self).baseAddress!
+                let status = tjDecompress2(handle, base, UInt(bytes.count), output, Int32(scaled.width), 0,
+                                           Int32(scaled.height), pixelFormat.rawValue, 0)
+                if status != 0 {
+                    // Warnings are recoverable corruption (libjpeg fills in and goes on), except a
+                    // premature end: a half-grey photo must not pass for the real one.
+                    let message = String(cString: tjGetErrorStr2(handle))
+                    if tjGetErrorCode(handle) != TJERR_WARNING.rawValue || message.contains("Premature end") {
+                        throw Self.error(handle, data: bytes)
+                    }
+                }
+                if isCMYK {
+                    Self.convertCMYKToRGBA(buffer, inverted: Self.hasAdobeMarker(bytes))
+                }
+            }
+            if (decoded.width, decoded.height) == (target.width, target.height) { return decoded }
+            return try Resampler.resize(decoded, width: target.width, height: target.height, filter: .lanczos3)
+        }
+        return DecodedImage(bitmap: bitmap, format: .jpeg,
+                            orientation: EXIFReader.orientation(inJPEG: data) ?? .up,
+                            scale: options.scale, hasAlpha: false)
+    }
+
+    public func canEncode(_ format: ImageFormat) -> Bool { format == .jpeg }
+
+    /// Encodes the first frame as a baseline JPEG of `options.quality`. Transparent images are
+    /// composited over white first, since JPEG has no alpha.
+    public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
+        guard format == .jpeg else { throw WebImageError.unsupportedFormat("JPEGCoder encodes JPEG only") }
+        let bitmap = image.hasAlpha ? try Self.flattenedOnWhite(image.bitmap) : image.bitmap
+        guard let handle = tjInitCompress() else { throw WebImageError.encodingFailed("cannot create a JPEG encoder") }
+        defer { tjDestroy(handle) }
+        let quality = Int32(min(100, max(1, (options.quality * 100).rounded())))
+        let subsampling = quality >= 95 ? TJSAMP_444 : TJSAMP_420
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        let status = bitmap.withUnsafeBytes { bytes in
+            tjCompress2(handle, bytes.bindMemory(to: UInt8.self).baseAddress, Int32(bitmap.width), 0,
+                        Int32(bitmap.height), TJPF_RGBA.rawValue, &output, &size,
+                        Int32(subsampling.rawValue), quality, 0)
+        }
+        defer { if let output { tjFree(output) } }
+        guard status == 0, let output else {
+            throw WebImageError.encodingFailed(String(cString: tjGetErrorStr2(handle)))
+        }
+        return Data(bytes: output, count: Int(size))
+    }
+
+    /// The smallest DCT-scaled size (1/1, 1/2, 1/4, 1/8) that still covers `target`.
+    static func dctScaledSize(width: Int, height: Int, atLeast target: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        for denominator in [8, 4, 2] {
+            let scaledWidth = (width + denominator - 1) / denominator
+            let scaledHeight = (height + denominator - 1) / denominator
+            if scaledWidth >= target.width, scaledHeight >= target.height { return (scaledWidth, scaledHeight) }
+        }
+        return (width, height)
+    }
+
+    private static func error(_ handle: tjhandle, data: UnsafeRawBufferPointer) -> WebImageError {
+        let message = String(cString: tjGetErrorStr2(handle))
+        if message.contains("Premature end") || message.contains("insufficient data") {
+            return .truncatedData(message)
+        }
+        if message.contains("Unsupported JPEG process") || message.contains("Unsupported JPEG data precision") {
+            return .unsupportedFormat("JPEG: \(message)")
+        }
+        if message.contains("Maximum supported image dimension") {
+            return .tooLarge(message)
+        }
+        return .corruptData(message)
+    }
+
+    /// Width, height and component count from the first SOFn marker.
+    static func frameHeader(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int, components: Int)? {
+        var offset = 2
+        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+            let marker = bytes[offset + 1]
+            if marker == 0xFF { offset += 1; continue }
+            if marker == 0xDA || marker == 0xD9 { return nil }
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length >= 2 else { return nil }
+            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker), offset + 10 <= bytes.count {
+                let height = Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6])
+                let width = Int(bytes[offset + 7]) << 8 | Int(bytes[offset + 8])
+                return (width, height, Int(bytes[offset + 9]))
+            }
+            offset += 2 + length
+        }
+        return nil
+    }
+
+    /// Whether an Adobe APP14 segment is present: Adobe writes CMYK inverted.
+    private static func hasAdobeMarker(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 2
+        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+            let marker = bytes[offset + 1]
+            if marker == 0xDA || marker == 0xD9 { return false }
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            if marker == 0xEE, length >= 7, offset + 9 <= bytes.count,
+               Array(bytes[(offset + 4)..<(offset + 9)]) == Array("Adobe".utf8) { return true }
+            guard length >= 2 else { return false }
+            offset += 2 + length
+        }
+        return false
+    }
+
+    /// CMYK to RGB in place, the plain way Pillow does it (no colour management).
+    private static func convertCMYKToRGBA(_ buffer: UnsafeMutableRawBufferPointer, inverted: Bool) {
+        let pixels = buffer.bindMemory(to: UInt8.self)
+        var index = 0
+        while index + 3 < pixels.count {
+            var c = Int(pixels[index]), m = Int(pixels[index + 1]), y = Int(pixels[index + 2]), k = Int(pixels[index + 3])
+            if inverted { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k }
+            let notK = 255 - k
+            func channel(_ value: Int) -> UInt8 {
+                let product = value * notK + 128
+                return UInt8(clamping: notK - ((product >> 8) + product) >> 8)
+            }
+            pixels[index] = channel(c)
+            pixels[index + 1] = channel(m)
+            pixels[index + 2] = channel(y)
+            pixels[index + 3] = 255
+            index += 4
+        }
+    }
+
+    private static func flattenedOnWhite(_ bitmap: Bitmap) throws -> Bitmap {
+        try bitmap.withUnsafeBytes { source in
+            try Bitmap(width: bitmap.width, height: bitmap.height) { target in
+                var index = 0
+                while index + 3 < source.count {
+                    let alpha = Int(source[index + 3])
+                    for channel in 0..<3 {
+                        target[index + channel] = UInt8((Int(source[index + channel]) * alpha + 255 * (255 - alpha) + 127) / 255)
+                    }
+                    target[index + 3] = 255
+                    index += 4
+                }
+            }
+        }
     }
 }

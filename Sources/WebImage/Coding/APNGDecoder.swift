@@ -1,0 +1,200 @@
+import Foundation
+
+/// Animated PNG: libspng decodes still PNGs only, so each frame's data (`IDAT` or `fdAT`) is
+/// repackaged as a standalone PNG, decoded with libspng, and composited on the canvas with the
+/// frame's blend and dispose operations.
+struct APNGDecoder {
+    private struct Chunk {
+        var type: String
+        var body: Range<Int>
+    }
+
+    private struct FrameControl {
+        var width: Int, height: Int, x: Int, y: Int
+        var duration: Double
+        var dispose: UInt8, blend: UInt8
+        var data: [Range<Int>] = []
+    }
+
+    private let data: Data
+
+    init(data: Data) { self.data = data }
+
+    /// The animation, or `nil` when the file turns out not to animate (no frame controls).
+    func decode(options: DecodeOptions) throws -> DecodedImage? {
+        let chunks = try readChunks()
+        guard let header = chunks.first(where: { $0.type == "IHDR" }), header.body.count == 13 else {
+            throw WebImageError.corruptData("PNG without IHDR")
+        }
+        guard let control = chunks.first(where: { $0.type == "acTL" }), control.body.count == 8 else { return nil }
+        let plays = Int(uint32(at: control.body.lowerBound + 4))
+        let canvasWidth = Int(uint32(at: header.body.lowerBound)), canvasHeight = Int(uint32(at: header.body.lowerBound + 4))
+        var limits = options
+        limits.maxPixelSize = nil
+        limits.scaleDownLargeImages = false
+        if options.scaleDownLargeImages { limits.pixelLimit = max(options.pixelLimit, 1) * 4 }
+        _ = try limits.targetSize(width: canvasWidth, height: canvasHeight)
+
+        // Group data chunks under the frame control that precedes them.
+        var frames: [FrameControl] = []
+        var shared: [Chunk] = []
+        var seenImageData = false
+        for chunk in chunks {
+            switch chunk.type {
+            case "fcTL":
+                guard chunk.body.count == 26 else { throw WebImageError.corruptData("APNG fcTL size") }
+                let b = chunk.body.lowerBound
+                let numerator = Double(uint16(at: b + 20)), denominator = Double(uint16(at: b + 22))
+                frames.append(FrameControl(
+                    width: Int(uint32(at: b + 4)), height: Int(uint32(at: b + 8)),
+                    x: Int(uint32(at: b + 12)), y: Int(uint32(at: b + 16)),
+                    duration: numerator / (denominator == 0 ? 100 : denominator),
+                    dispose: data[b + 24], blend: data[b + 25]))
+            case "IDAT":
+                seenImageData = true
+                // The default image is a frame only when a frame control precedes it.
+                if !frames.isEmpty { frames[frames.count - 1].data.append(chunk.body) }
+            case "fdAT":
+                guard !frames.isEmpty, chunk.body.count > 4 else { continue }
+                frames[frames.count - 1].data.append(chunk.body.lowerBound + 4..<chunk.body.upperBound)
+            case "PLTE", "tRNS":
+                if !seenImageData { shared.append(chunk) }
+            default:
+                break
+            }
+        }
+        frames.removeAll { $0.data.isEmpty }
+        guard !frames.isEmpty else { return nil }
+
+        var canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+        var output: [ImageFrame] = []
+        var bytes = 0
+        var hasAlpha = false
+        for (index, frame) in frames.enumerated() {
+            guard frame.width > 0, frame.height > 0, frame.x >= 0, frame.y >= 0,
+                  frame.x + frame.width <= canvasWidth, frame.y + frame.height <= canvasHeight else {
+                throw WebImageError.corruptData("APNG frame outside the canvas")
+            }
+            let still = try PNGCoder.decodeStill(standalonePNG(for: frame, header: header, shared: shared),
+                                                 options: options, checkLimit: false)
+            hasAlpha = hasAlpha || still.hasAlpha
+            let saved = frame.dispose == 2 ? canvas : nil
+            composite(still.bitmap, onto: &canvas, canvasWidth: canvasWidth, frame: frame)
+            let snapshot = try Bitmap(width: canvasWidth, height: canvasHeight) { buffer in
+                canvas.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            }
+            output.append(ImageFrame(bitmap: try PNGCoder.scaled(snapshot, options: options), duration: frame.duration))
+            bytes += snapshot.byteCount
+            if options.firstFrameOnly || bytes >= options.animationByteLimit { break }
+            // Dispose: 1 clears the frame's rectangle, 2 restores the canvas as it was before
+            // (on the first frame, 2 means clear as well).
+            if frame.dispose == 1 || (frame.dispose == 2 && index == 0) {
+                for row in frame.y..<(frame.y + frame.height) {
+                    let start = (row * canvasWidth + frame.x) * 4
+                    canvas.replaceSubrange(start..<start + frame.width * 4, with: repeatElement(0, count: frame.width * 4))
+                }
+            } else if let saved {
+                canvas = saved
+            }
+        }
+        return try DecodedImage(frames: output, loopCount: plays, format: .png, hasAlpha: hasAlpha)
+    }
+
+    /// Blends a frame onto the canvas: source replaces, over composites (straight alpha).
+    private func composite(_ bitmap: Bitmap, onto canvas: inout [UInt8], canvasWidth: Int, frame: FrameControl) {
+        bitmap.withUnsafeBytes { source in
+            for row in 0..<frame.height {
+                for column in 0..<frame.width {
+                    let s = (row * frame.width + column) * 4
+                    let d = ((frame.y + row) * canvasWidth + frame.x + column) * 4
+                    let sourceAlpha = Int(source[s + 3])
+                    if frame.blend == 0 || sourceAlpha == 255 {
+                        for channel in 0..<4 { canvas[d + channel] = source[s + channel] }
+                        continue
+                    }
+                    if sourceAlpha == 0 { continue }
+                    let destinationAlpha = Int(canvas[d + 3]) * (255 - sourceAlpha) / 255
+                    let alpha = sourceAlpha + destinationAlpha
+                    for channel in 0..<3 {
+                        let value = Int(source[s + channel]) * sourceAlpha + Int(canvas[d + channel]) * destinationAlpha
+                        canvas[d + channel] = UInt8(min(255, (value + alpha / 2) / alpha))
+                    }
+                    canvas[d + 3] = UInt8(min(255, alpha))
+                }
+            }
+        }
+    }
+
+    /// A PNG holding only this frame: the header resized to the frame, the palette chunks, and
+    /// the frame's data as one IDAT.
+    private func standalonePNG(for frame: FrameControl, header: Chunk, shared: [Chunk]) -> Data {
+        var png = Data(PNGCoder.signature)
+        var ihdr = Data()
+        ihdr.appendBigEndian(UInt32(frame.width))
+        ihdr.appendBigEndian(UInt32(frame.height))
+        ihdr.append(data[(header.body.lowerBound + 8)..<header.body.upperBound])
+        png.appendChunk("IHDR", ihdr)
+        for chunk in shared { png.appendChunk(chunk.type, data[chunk.body]) }
+        var imageData = Data()
+        for range in frame.data { imageData.append(data[range]) }
+        png.appendChunk("IDAT", imageData)
+        png.appendChunk("IEND", Data())
+        return png
+    }
+
+    private func readChunks() throws -> [Chunk] {
+        var chunks: [Chunk] = []
+        var offset = data.startIndex + 8
+        while offset + 12 <= data.endIndex {
+            let length = Int(uint32(at: offset))
+            let type = String(decoding: data[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            let bodyStart = offset + 8
+            guard length <= data.endIndex - bodyStart - 4 else {
+                throw WebImageError.truncatedData("PNG chunk \(type) runs past the end")
+            }
+            chunks.append(Chunk(type: type, body: bodyStart..<(bodyStart + length)))
+            if type == "IEND" { return chunks }
+            offset = bodyStart + length + 4
+        }
+        throw WebImageError.truncatedData("PNG ends before IEND")
+    }
+
+    private func uint32(at offset: Int) -> UInt32 {
+        UInt32(data[offset]) << 24 | UInt32(data[offset + 1]) << 16 | UInt32(data[offset + 2]) << 8 | UInt32(data[offset + 3])
+    }
+
+    private func uint16(at offset: Int) -> UInt16 {
+        UInt16(data[offset]) << 8 | UInt16(data[offset + 1])
+    }
+}
+
+extension Data {
+    mutating func appendBigEndian(_ value: UInt32) {
+        append(contentsOf: [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+                            UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)])
+    }
+
+    /// Appends a PNG chunk: length, type, body, CRC-32 of type and body.
+    mutating func appendChunk(_ type: String, _ body: Data) {
+        appendBigEndian(UInt32(body.count))
+        var typed = Data(type.utf8)
+        typed.append(body)
+        append(typed)
+        appendBigEndian(CRC32.checksum(typed))
+    }
+}
+
+/// CRC-32 (ISO 3309, as PNG uses it).
+enum CRC32 {
+    private static let table: [UInt32] = (0..<256).map { n in
+        var c = UInt32(n)
+        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB88320 ^ (c >> 1) : c >> 1 }
+        return c
+    }
+
+    static func checksum(_ data: Data) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in data { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        return crc ^ 0xFFFF_FFFF
+    }
+}

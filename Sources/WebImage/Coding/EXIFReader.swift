@@ -1,0 +1,111 @@
+import Foundation
+
+/// Reads the orientation tag (0x0112) from EXIF metadata.
+///
+/// Bounds-checked throughout: EXIF comes from the network and is the classic place for hostile
+/// offsets. Anything malformed reads as "no orientation".
+public enum EXIFReader {
+    /// The orientation in a TIFF-structured EXIF blob (as in a JPEG APP1 segment after
+    /// `Exif\0\0`, a PNG `eXIf` chunk or a WebP `EXIF` chunk). A leading `Exif\0\0` is skipped.
+    public static func orientation(inTIFF data: Data) -> ImageOrientation? {
+        data.withUnsafeBytes { bytes in
+            var start = 0
+            if bytes.count >= 6, Array(bytes[0..<6]) == Array("Exif\0\0".utf8) { start = 6 }
+            return orientation(tiff: UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        }
+    }
+
+    /// The orientation of a JPEG: from its EXIF (APP1) segment, or else from the `tiff:Orientation`
+    /// property of its XMP packet (as Pillow and Apple's ImageIO read it).
+    public static func orientation(inJPEG data: Data) -> ImageOrientation? {
+        data.withUnsafeBytes { bytes in
+            if let segment = exifSegment(inJPEG: bytes), let found = orientation(tiff: segment) { return found }
+            return xmpSegment(inJPEG: bytes).flatMap(orientation(xmp:))
+        }
+    }
+
+    /// The orientation in an XMP packet: `tiff:Orientation="N"` or `<tiff:Orientation>N</tiff:Orientation>`.
+    public static func orientation(inXMP data: Data) -> ImageOrientation? {
+        data.withUnsafeBytes { orientation(xmp: $0) }
+    }
+
+    private static func orientation(xmp: UnsafeRawBufferPointer) -> ImageOrientation? {
+        let name = Array("tiff:Orientation".utf8)
+        guard xmp.count > name.count + 2 else { return nil }
+        var index = 0
+        while index + name.count + 2 < xmp.count {
+            if xmp[index] == name[0], Array(xmp[index..<index + name.count]) == name {
+                var cursor = index + name.count
+                // Skip `="`, `>` or white space before the digit.
+                while cursor < xmp.count, cursor < index + name.count + 4,
+                      [UInt8(ascii: "="), UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: ">"), UInt8(ascii: " ")].contains(xmp[cursor]) {
+                    cursor += 1
+                }
+                if cursor < xmp.count, (UInt8(ascii: "1")...UInt8(ascii: "8")).contains(xmp[cursor]) {
+                    return ImageOrientation(rawValue: Int(xmp[cursor] - UInt8(ascii: "0")))
+                }
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The TIFF part of the first APP1 `Exif` segment, found by walking markers up to SOS.
+    static func exifSegment(inJPEG bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        app1Segment(inJPEG: bytes, signature: Array("Exif\0\0".utf8))
+    }
+
+    /// The first APP1 XMP packet.
+    static func xmpSegment(inJPEG bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        app1Segment(inJPEG: bytes, signature: Array("http://ns.adobe.com/xap/1.0/\0".utf8))
+    }
+
+    /// The body (after `signature`) of the first APP1 segment that starts with `signature`.
+    private static func app1Segment(inJPEG bytes: UnsafeRawBufferPointer, signature: [UInt8]) -> UnsafeRawBufferPointer? {
+        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        var offset = 2
+        while offset + 4 <= bytes.count {
+            guard bytes[offset] == 0xFF else { return nil }
+            let marker = bytes[offset + 1]
+            if marker == 0xFF { offset += 1; continue } // fill byte
+            if marker == 0x01 || (0xD0...0xD8).contains(marker) { offset += 2; continue }
+            if marker == 0xDA || marker == 0xD9 { return nil }
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
+            let body = offset + 4
+            if marker == 0xE1, length >= 2 + signature.count,
+               Array(bytes[body..<body + signature.count]) == signature {
+                return UnsafeRawBufferPointer(rebasing: bytes[(body + signature.count)..<(offset + 2 + length)])
+            }
+            offset += 2 + length
+        }
+        return nil
+    }
+
+    private static func orientation(tiff: UnsafeRawBufferPointer) -> ImageOrientation? {
+        guard tiff.count >= 8 else { return nil }
+        let littleEndian: Bool
+        switch (tiff[0], tiff[1]) {
+        case (0x49, 0x49): littleEndian = true
+        case (0x4D, 0x4D): littleEndian = false
+        default: return nil
+        }
+        func u16(_ at: Int) -> Int? {
+            guard at >= 0, at + 2 <= tiff.count else { return nil }
+            return littleEndian ? Int(tiff[at]) | Int(tiff[at + 1]) << 8 : Int(tiff[at]) << 8 | Int(tiff[at + 1])
+        }
+        func u32(_ at: Int) -> Int? {
+            guard let high = u16(littleEndian ? at + 2 : at), let low = u16(littleEndian ? at : at + 2) else { return nil }
+            return high << 16 | low
+        }
+        guard u16(2) == 42, let ifd = u32(4), let count = u16(ifd) else { return nil }
+        for index in 0..<min(count, 1024) {
+            let entry = ifd + 2 + index * 12
+            guard let tag = u16(entry) else { return nil }
+            guard tag == 0x0112 else { continue }
+            guard u16(entry + 2) == 3, let value = u16(entry + 8), (1...8).contains(value) else { return nil }
+            return ImageOrientation(rawValue: value)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,52 @@
+import CWebP
+import Foundation
+
+/// Animated WebP through libwebp's `WebPAnimDecoder`, which composites each frame on the canvas.
+enum WebPAnimationDecoder {
+    static func decode(_ base: UnsafePointer<UInt8>, count: Int, options: DecodeOptions) throws -> DecodedImage {
+        var decoderOptions = WebPAnimDecoderOptions()
+        guard WebPAnimDecoderOptionsInit(&decoderOptions) != 0 else { throw WebImageError.corruptData("WebP: version mismatch") }
+        decoderOptions.color_mode = MODE_RGBA
+        decoderOptions.use_threads = 0
+        var webPData = WebPData(bytes: base, size: count)
+        // The canvas size is known from the VP8X header before the decoder allocates its canvas.
+        var features = WebPBitstreamFeatures()
+        guard WebPGetFeatures(base, count, &features) == VP8_STATUS_OK else { throw WebImageError.corruptData("WebP header") }
+        var limits = options
+        limits.maxPixelSize = nil
+        limits.scaleDownLargeImages = false
+        if options.scaleDownLargeImages { limits.pixelLimit = max(options.pixelLimit, 1) * 4 }
+        _ = try limits.targetSize(width: Int(features.width), height: Int(features.height))
+        guard let decoder = WebPAnimDecoderNew(&webPData, &decoderOptions) else {
+            throw WebImageError.corruptData("WebP: cannot read the animation")
+        }
+        defer { WebPAnimDecoderDelete(decoder) }
+        var info = WebPAnimInfo()
+        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else { throw WebImageError.corruptData("WebP: animation info") }
+        let width = Int(info.canvas_width), height = Int(info.canvas_height)
+        let target = try options.targetSize(width: width, height: height)
+        var frames: [ImageFrame] = []
+        var previousTimestamp: Int32 = 0
+        var bytes = 0
+        while WebPAnimDecoderHasMoreFrames(decoder) != 0 {
+            var buffer: UnsafeMutablePointer<UInt8>?
+            var timestamp: Int32 = 0
+            guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
+                if frames.isEmpty { throw WebImageError.corruptData("WebP: frame cannot be decoded") }
+                throw WebImageError.truncatedData("WebP: animation ends early")
+            }
+            var bitmap = try Bitmap(width: width, height: height) { target in
+                target.copyMemory(from: UnsafeRawBufferPointer(start: buffer, count: width * height * 4))
+            }
+            if (target.width, target.height) != (width, height) {
+                bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height)
+            }
+            frames.append(ImageFrame(bitmap: bitmap, duration: Double(timestamp - previousTimestamp) / 1000))
+            previousTimestamp = timestamp
+            bytes += bitmap.byteCount
+            if options.firstFrameOnly || bytes >= options.animationByteLimit { break }
+        }
+        return try DecodedImage(frames: frames, loopCount: Int(info.loop_count), format: .webp, scale: options.scale,
+                                hasAlpha: features.has_alpha != 0)
+    }
+}
