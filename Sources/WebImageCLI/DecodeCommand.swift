@@ -22,6 +22,9 @@ struct DecodeCommand: AsyncParsableCommand {
     @Option(help: "Write each first frame as canonical RGBA8 to DIR/<file name>.rgba.")
     var rgbaOut: String?
 
+    @Flag(help: "With --rgba-out, also write every other frame N as DIR/<file name>.N.rgba.")
+    var allFrames = false
+
     func run() async throws {
         let coders = ImageCodersManager.shared
         let options = DecodeOptions(maxPixelSize: maxPixelSize)
@@ -40,6 +43,13 @@ struct DecodeCommand: AsyncParsableCommand {
                 if let rgbaOut {
                     let name = (file as NSString).lastPathComponent + ".rgba"
                     try Data(canonical).write(to: URL(fileURLWithPath: rgbaOut).appendingPathComponent(name))
+                    if allFrames {
+                        for (index, frame) in image.frames.enumerated().dropFirst() {
+                            let frameName = (file as NSString).lastPathComponent + ".\(index).rgba"
+                            try Data(frame.bitmap.canonicalRGBA())
+                                .write(to: URL(fileURLWithPath: rgbaOut).appendingPathComponent(frameName))
+                        }
+                    }
                 }
                 report = DecodeReport(file: file, image: image, sha256: SHA256.hex(of: canonical), elapsed: elapsed)
             } catch {

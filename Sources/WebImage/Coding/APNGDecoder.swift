@@ -112,14 +112,22 @@ struct APNGDecoder {
                         for channel in 0..<4 { canvas[d + channel] = source[s + channel] }
                         continue
                     }
-                    if sourceAlpha == 0 { continue }
-                    let destinationAlpha = Int(canvas[d + 3]) * (255 - sourceAlpha) / 255
-                    let alpha = sourceAlpha + destinationAlpha
-                    for channel in 0..<3 {
-                        let value = Int(source[s + channel]) * sourceAlpha + Int(canvas[d + channel]) * destinationAlpha
-                        canvas[d + channel] = UInt8(min(255, (value + alpha / 2) / alpha))
+                    // Porter-Duff "over" on straight alpha, in integers with 7 fraction bits
+                    // (the rounding Pillow's alpha_composite uses, so frames compare exactly).
+                    let destinationAlpha = Int(canvas[d + 3])
+                    let total = sourceAlpha * 255 + destinationAlpha * (255 - sourceAlpha)
+                    guard total > 0 else {
+                        for channel in 0..<4 { canvas[d + channel] = 0 }
+                        continue
                     }
-                    canvas[d + 3] = UInt8(min(255, alpha))
+                    let sourceWeight = sourceAlpha * 255 * 255 * 128 / total
+                    let destinationWeight = 255 * 128 - sourceWeight
+                    for channel in 0..<3 {
+                        let value = Int(source[s + channel]) * sourceWeight + Int(canvas[d + channel]) * destinationWeight + (0x80 << 7)
+                        canvas[d + channel] = UInt8(clamping: (((value >> 8) + value) >> 8) >> 7)
+                    }
+                    let alpha = total + 0x80
+                    canvas[d + 3] = UInt8(clamping: ((alpha >> 8) + alpha) >> 8)
                 }
             }
         }
