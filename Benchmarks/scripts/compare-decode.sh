@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Side by side, in one run, on the same files:
+#  1. full decode of a 12-megapixel JPEG: webimage vs libjpeg-turbo's own tjbench (goal >= 0.9x);
+#  2. 256-px thumbnail of it: webimage vs Pillow's draft()+thumbnail() (goal >= 1.3x faster) and
+#     vs our own full decode (goal >= 3x faster), with the peak memory growth of one thumbnail
+#     decode (goal < 1/4 of the 48 MB full bitmap);
+#  3. 256-px thumbnail of a 12-megapixel WebP: webimage vs vipsthumbnail (goal: no slower).
+# Usage: Benchmarks/scripts/compare-decode.sh [ITERATIONS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+iterations="${1:-20}"
+scripts/install-deps.sh --bench
+python3 -c "import PIL" 2>/dev/null || pip install -q pillow
+swift build -c release --product webimage >&2
+webimage="$(swift build -c release --show-bin-path)/webimage"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+python3 - "$work" <<'PY'
+import sys, random
+from PIL import Image, ImageDraw, ImageFilter
+random.seed(1)
+w, h = 4000, 3000
+im = Image.linear_gradient("L").resize((w, h)).convert("RGB")
+draw = ImageDraw.Draw(im)
+for _ in range(400):  # shapes and noise so the JPEG has photo-like entropy
+    x, y, r = random.randrange(w), random.randrange(h), random.randrange(20, 300)
+    draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(random.randrange(256) for _ in range(3)))
+im = im.filter(ImageFilter.GaussianBlur(2))
+noise = Image.effect_noise((w, h), 24).convert("RGB")
+im = Image.blend(im, noise, 0.15)
+im.save(sys.argv[1] + "/photo.jpg", quality=90)
+im.save(sys.argv[1] + "/photo.webp", quality=85)
+PY
+
+json() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
+echo "== 12 MP JPEG full decode (RGBA)"
+ours_full=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations")
+ours_full_mps=$(echo "$ours_full" | json megapixelsPerSecond)
+ours_full_ms=$(echo "$ours_full" | json msPerDecode)
+tj=$(cd "$work" && tjbench photo.jpg -rgbx -benchtime 5 -warmup 1 2>&1 | grep -i "Throughput" | tail -1 | awk '{print $(NF-1)}')
+echo "webimage: $ours_full_mps MP/s ($ours_full_ms ms/decode, includes allocating the bitmap)"
+echo "tjbench:  $tj MP/s"
+python3 -c "print('ratio webimage/tjbench: %.2fx (goal >= 0.9x)' % ($ours_full_mps / $tj))"
+
+echo "== 256-px thumbnail of the 12 MP JPEG"
+ours_thumb=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations" --max-pixel-size 256)
+ours_thumb_ms=$(echo "$ours_thumb" | json msPerDecode)
+ours_thumb_peak=$(echo "$ours_thumb" | json peakGrowthKB)
+ours_full_peak=$(echo "$ours_full" | json peakGrowthKB)
+pillow_ms=$(python3 - "$work/photo.jpg" "$iterations" <<'PY'
+import sys, time
+from PIL import Image
+path, n = sys.argv[1], int(sys.argv[2])
+def thumb():
+    with Image.open(path) as im:
+        im.draft("RGB", (256, 256))
+        im.thumbnail((256, 256))
+        return im.convert("RGBA")
+thumb()
+t = time.perf_counter()
+for _ in range(n): thumb()
+print("%.3f" % ((time.perf_counter() - t) / n * 1000))
+PY
+)
+echo "webimage thumbnail: $ours_thumb_ms ms; Pillow draft+thumbnail: $pillow_ms ms; webimage full decode: $ours_full_ms ms"
+python3 -c "print('thumbnail speed vs Pillow: %.2fx (goal >= 1.3x)' % ($pillow_ms / $ours_thumb_ms))"
+python3 -c "print('thumbnail speed vs full decode: %.2fx (goal >= 3x)' % ($ours_full_ms / $ours_thumb_ms))"
+python3 -c "print('peak memory growth: thumbnail %d KB, full %d KB; thumbnail / 48 MB bitmap = %.3f (goal < 0.25)' % ($ours_thumb_peak, $ours_full_peak, $ours_thumb_peak / 46875.0))"
+
+echo "== 256-px thumbnail of a 12 MP WebP, one process per thumbnail"
+runs=$(( iterations < 10 ? 10 : iterations ))
+start=$(date +%s.%N)
+for _ in $(seq "$runs"); do "$webimage" decode --max-pixel-size 256 "$work/photo.webp" >/dev/null; done
+ours_webp=$(python3 -c "print(($(date +%s.%N) - $start) / $runs * 1000)")
+start=$(date +%s.%N)
+for _ in $(seq "$runs"); do vipsthumbnail "$work/photo.webp" --size 256 -o "$work/thumb.png" >/dev/null; done
+vips_webp=$(python3 -c "print(($(date +%s.%N) - $start) / $runs * 1000)")
+ours_webp_inproc=$("$webimage" bench-decode "$work/photo.webp" --iterations "$iterations" --max-pixel-size 256 | json msPerDecode)
+printf 'webimage: %.1f ms/process (%.1f ms in-process decode); vipsthumbnail: %.1f ms/process\n' "$ours_webp" "$ours_webp_inproc" "$vips_webp"
+python3 -c "print('WebP thumbnail speed vs vipsthumbnail: %.2fx (goal >= 1.0x)' % ($vips_webp / $ours_webp))"

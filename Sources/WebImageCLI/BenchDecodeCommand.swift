@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `webimage bench-decode FILE`: decodes one file repeatedly in-process and reports throughput
+/// and the peak memory growth of one decode, for the side-by-side benchmark scripts.
+struct BenchDecodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-decode",
+        abstract: "Time repeated decodes of one file (used by Benchmarks/scripts).",
+        shouldDisplay: false
+    )
+
+    @Argument(help: "The image file.")
+    var file: String
+
+    @Option(help: "How many decodes to time.")
+    var iterations = 20
+
+    @Option(help: "Decode to a thumbnail whose longer side is at most N pixels.")
+    var maxPixelSize: Int?
+
+    func run() async throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        let options = DecodeOptions(maxPixelSize: maxPixelSize)
+        let coders = ImageCodersManager.shared
+        // Peak resident growth of the first decode: reset the kernel's high-water mark first.
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let baseline = Self.status("VmRSS")
+        var image = try coders.decode(data, options: options)
+        let peakGrowth = Self.status("VmHWM").map { $0 - (baseline ?? 0) }
+        let start = ContinuousClock.now
+        for _ in 0..<iterations {
+            image = try coders.decode(data, options: options)
+        }
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let perDecode = seconds / Double(max(iterations, 1))
+        // Throughput counts source megapixels, as tjbench does.
+        let sourcePixels = Double(Self.sourcePixels(data) ?? image.width * image.height)
+        print(String(format: "{\"file\":\"%@\",\"width\":%d,\"height\":%d,\"msPerDecode\":%.3f,\"megapixelsPerSecond\":%.2f,\"peakGrowthKB\":%d}",
+                     (file as NSString).lastPathComponent, image.width, image.height, perDecode * 1000,
+                     sourcePixels / perDecode / 1e6, peakGrowth ?? -1))
+    }
+
+    /// A `/proc/self/status` field in kB.
+    static func status(_ field: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+
+    /// The full-size pixel count of the source image (decoded once at full size).
+    static func sourcePixels(_ data: Data) -> Int? {
+        (try? ImageCodersManager.shared.decode(data, options: DecodeOptions())).map { $0.width * $0.height }
+    }
+}
