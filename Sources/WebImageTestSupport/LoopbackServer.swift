@@ -310,7 +310,13 @@ public final class LoopbackServer: Sendable {
 
     private func pause(_ duration: Duration, on channel: any Channel) async throws {
         let nanos = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        try await channel.eventLoop.scheduleTask(in: .nanoseconds(nanos)) {}.futureResult.get()
+        let scheduled = channel.eventLoop.scheduleTask(in: .nanoseconds(nanos)) {}
+        // Cancelling the scheduled task lets shutdown and client disconnects end a long delay at once.
+        try await withTaskCancellationHandler {
+            try await scheduled.futureResult.get()
+        } onCancel: {
+            scheduled.cancel()
+        }
         try Task.checkCancellation()
     }
 

@@ -62,6 +62,9 @@ public final class HTTPImageLoader: ImageLoader {
         clientConfiguration.connectionPool = .init(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConnectionsPerHost))
+        // A refused connection should fail the load now (and count as transient), not be retried
+        // silently until the idle timeout turns it into a misleading `timedOut`.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
     }
 
