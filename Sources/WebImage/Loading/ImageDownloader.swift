@@ -6,6 +6,12 @@ import Foundation
 /// Routes by scheme: http/https go through ``HTTPImageLoader`` (queued, coalesced); file and data
 /// URLs go through ``FileImageLoader`` and ``DataURLLoader`` (coalesced but not queued: they take
 /// no slot and ignore ``suspend()``). As an ``ImageLoader`` it is the manager's default loader.
+///
+/// Requests coalesce when their URL, headers and validators match (after the request modifiers).
+/// Partial data is produced when the caller that started the download asked for it; callers who
+/// join later get it from then on only if it was asked for. A late joiner first receives the last
+/// response and progress seen, then every later event. Observe activity with ``events()``,
+/// swift-metrics (`webimage_downloader_*`) and swift-log (label `swift-webimage.downloader`).
 public final class ImageDownloader: ImageLoader {
     /// The process-wide downloader with the default configuration.
     public static let shared = ImageDownloader()

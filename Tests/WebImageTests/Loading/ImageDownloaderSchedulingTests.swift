@@ -112,3 +112,49 @@ struct ImageDownloaderSchedulingTests {
         }
     }
 }
+
+@Suite("ImageDownloader queue edge cases", .timeLimit(.minutes(1)))
+struct ImageDownloaderQueueEdgeTests {
+    @Test func cancelledQueuedDownloadNeverReachesTheServer() async throws {
+        try await withServer { server in
+            let gate = LoopbackGate()
+            server.route("/busy", LoopbackResponse(body: .bytes(testBytes(10)), gate: gate))
+            server.route("/later", .image(testBytes(10), contentType: "image/png"))
+            server.route("/after", .image(testBytes(10), contentType: "image/png"))
+            let downloader = ImageDownloader(configuration: .init(maxConcurrentDownloads: 1))
+            let busy = downloader.download(ImageLoadRequest(url: server.url("/busy")))
+            await server.waitForRequests(1)
+            let later = downloader.download(ImageLoadRequest(url: server.url("/later")))
+            let after = downloader.download(ImageLoadRequest(url: server.url("/after")))
+            later.cancel()
+            #expect(await collect(later.events).error == .cancelled)
+            #expect(downloader.queuedDownloadCount == 1)
+            gate.open()
+            #expect(await collect(busy.events).data != nil)
+            #expect(await collect(after.events).data != nil)
+            #expect(server.requests.map(\.path) == ["/busy", "/after"])
+        }
+    }
+
+    @Test func runningCallerCanChangePriority() async throws {
+        try await withServer { server in
+            let gate = LoopbackGate()
+            server.route("/p", LoopbackResponse(body: .bytes(testBytes(10)), gate: gate))
+            let downloader = ImageDownloader()
+            let token = downloader.download(ImageLoadRequest(url: server.url("/p"), priority: .low))
+            await server.waitForRequests(1)
+            token.setPriority(.veryHigh)
+            gate.open()
+            #expect(await collect(token.events).data?.count == 10)
+        }
+    }
+
+    @Test func downloaderWithItsOwnClientShutsDown() async throws {
+        try await withServer { server in
+            server.route("/tls-off", .image(testBytes(10), contentType: "image/png"))
+            let downloader = ImageDownloader(configuration: .init(allowsInvalidCertificates: true))
+            #expect(await collect(downloader.load(ImageLoadRequest(url: server.url("/tls-off")))).data?.count == 10)
+            try await downloader.shutdown()
+        }
+    }
+}
