@@ -5,6 +5,7 @@
 #
 # Usage: Benchmarks/scripts/compare-download.sh [--files N] [--size BYTES] [--concurrency N] [--rounds N]
 # Env:   WEBIMAGE_BIN=path/to/webimage (default: builds the release product of this package)
+#        WEBIMAGE_WRAPPER="perf record -g -o /tmp/p.data" runs the downloader under a profiler
 #        NGINX=nginx binary (default: nginx, then /usr/sbin/nginx)
 # No root needed: nginx runs in the foreground (daemon off) with a temp prefix and is killed at exit.
 set -euo pipefail
@@ -36,7 +37,7 @@ fi
 WORK="$(mktemp -d /tmp/webimage-bench.XXXXXX)"
 NGINX_PID=""
 cleanup() {
-    if [[ -n "$NGINX_PID" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    if [[ -n "$NGINX_PID" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi >/dev/null
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -49,6 +50,9 @@ for n in range(files):
     with open(os.path.join(root, f"{n}.jpg"), "wb") as f:
         f.write(os.urandom(size))
 PY
+
+# When run as root, nginx workers drop to an unprivileged user: let them read the files.
+chmod -R a+rX "$WORK"
 
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
 cat > "$WORK/nginx.conf" <<CONF
@@ -97,7 +101,7 @@ for round in $(seq 1 "$ROUNDS"); do
     t0=$(now)
     curl --parallel --parallel-max "$CONCURRENCY" -sf -K "$WORK/curl.conf"
     t1=$(now)
-    "$WEBIMAGE_BIN" bench-download --urls-file "$WORK/urls.txt" --concurrency "$CONCURRENCY" > "$WORK/webimage.out"
+    ${WEBIMAGE_WRAPPER:-} "$WEBIMAGE_BIN" bench-download --urls-file "$WORK/urls.txt" --concurrency "$CONCURRENCY" > "$WORK/webimage.out"
     t2=$(now)
     curl_s=$(python3 -c "print(f'{$t1-$t0:.3f}')")
     webimage_s=$(python3 -c "print(f'{$t2-$t1:.3f}')")

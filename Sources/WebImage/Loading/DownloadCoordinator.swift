@@ -24,7 +24,6 @@ final class DownloadCoordinator: Sendable {
         let key: DownloadKey
         let request: ImageLoadRequest
         let usesSlot: Bool
-        let sequence: Int
         var phase: Phase = .queued
         var callers: [Int: Caller] = [:]
         var task: Task<Void, Never>?
@@ -32,7 +31,12 @@ final class DownloadCoordinator: Sendable {
         var lastProgress: (received: Int64, expected: Int64?)?
         var startedAt: ContinuousClock.Instant?
 
-        var priority: LoadPriority { callers.values.map(\.priority).max() ?? .normal }
+    }
+
+    /// A queued download as the scheduler sees it: small and flat, so picking the next is a cheap scan.
+    struct QueueEntry {
+        let id: Int
+        var priority: LoadPriority
     }
 
     struct State {
@@ -41,8 +45,9 @@ final class DownloadCoordinator: Sendable {
         var downloadOfCaller: [Int: Int] = [:]
         var runningSlots = 0
         var suspended = false
+        /// Queued slot-taking downloads, oldest first.
+        var queue: [QueueEntry] = []
         var nextDownloadID = 0
-        var nextSequence = 0
     }
 
     /// Work to do once the lock is released.
@@ -107,6 +112,7 @@ final class DownloadCoordinator: Sendable {
             if let id = state.byKey[key], state.downloads[id] != nil {
                 state.downloads[id]?.callers[callerID] = caller
                 state.downloadOfCaller[callerID] = id
+                refreshPriority(of: id, in: &state)
                 // A late joiner first gets what the others already saw, then every later event.
                 if let response = state.downloads[id]?.lastResponse { continuation.yield(.response(response)) }
                 if let progress = state.downloads[id]?.lastProgress {
@@ -116,13 +122,13 @@ final class DownloadCoordinator: Sendable {
             }
             let id = state.nextDownloadID
             state.nextDownloadID += 1
-            var download = Download(id: id, key: key, request: request, usesSlot: usesSlot, sequence: state.nextSequence)
-            state.nextSequence += 1
+            var download = Download(id: id, key: key, request: request, usesSlot: usesSlot)
             download.callers[callerID] = caller
             state.downloads[id] = download
             state.byKey[key] = id
             state.downloadOfCaller[callerID] = id
             if usesSlot {
+                state.queue.append(QueueEntry(id: id, priority: request.priority))
                 pump(&state)
             } else {
                 // File and data URLs are local and cheap: they take no slot and ignore suspension.
@@ -154,6 +160,8 @@ final class DownloadCoordinator: Sendable {
             if state.downloads[id]?.callers.isEmpty == true {
                 removeDownload(id, in: &state, effects: &effects, cancelled: true)
                 pump(&state)
+            } else {
+                refreshPriority(of: id, in: &state)
             }
             return caller
         }
@@ -165,7 +173,15 @@ final class DownloadCoordinator: Sendable {
         state.withLock { state in
             guard let id = state.downloadOfCaller[callerID] else { return }
             state.downloads[id]?.callers[callerID]?.priority = priority
+            refreshPriority(of: id, in: &state)
         }
+    }
+
+    /// Makes a queued download's priority the highest of its callers'. Call with the lock held.
+    private func refreshPriority(of id: Int, in state: inout State) {
+        guard let callers = state.downloads[id]?.callers,
+              let index = state.queue.firstIndex(where: { $0.id == id }) else { return }
+        state.queue[index].priority = callers.values.map(\.priority).max() ?? .normal
     }
 
     // MARK: Queue
@@ -183,7 +199,7 @@ final class DownloadCoordinator: Sendable {
 
     var runningCount: Int { state.withLock { $0.downloads.values.filter { $0.phase == .running }.count } }
 
-    var queuedCount: Int { state.withLock { $0.downloads.values.filter { $0.phase == .queued }.count } }
+    var queuedCount: Int { state.withLock { $0.queue.count } }
 
     func cancelAll() {
         var effects: Effects = []
@@ -201,16 +217,15 @@ final class DownloadCoordinator: Sendable {
     /// Starts queued downloads while slots are free. Call with the lock held.
     private func pump(_ state: inout State) {
         let limit = max(1, configuration.maxConcurrentDownloads)
-        while !state.suspended && state.runningSlots < limit {
-            var best: Download?
-            for download in state.downloads.values where download.phase == .queued && download.usesSlot {
-                guard let current = best else { best = download; continue }
-                let (p, q) = (download.priority, current.priority)
-                let earlier = configuration.executionOrder == .fifo
-                    ? download.sequence < current.sequence : download.sequence > current.sequence
-                if p > q || (p == q && earlier) { best = download }
+        while !state.suspended && state.runningSlots < limit && !state.queue.isEmpty {
+            // The queue is in arrival order: FIFO takes the first of the highest priority, LIFO the last.
+            var best = 0
+            let lifo = configuration.executionOrder == .lifo
+            for index in state.queue.indices.dropFirst() {
+                let candidate = state.queue[index].priority, current = state.queue[best].priority
+                if candidate > current || (lifo && candidate == current) { best = index }
             }
-            guard let next = best else { return }
+            let next = state.queue.remove(at: best)
             state.runningSlots += 1
             start(next.id, in: &state)
         }
@@ -229,6 +244,9 @@ final class DownloadCoordinator: Sendable {
     private func removeDownload(_ id: Int, in state: inout State, effects: inout Effects, cancelled: Bool) {
         guard let download = state.downloads.removeValue(forKey: id) else { return }
         if state.byKey[download.key] == id { state.byKey[download.key] = nil }
+        if download.phase == .queued, let index = state.queue.firstIndex(where: { $0.id == id }) {
+            state.queue.remove(at: index)
+        }
         for callerID in download.callers.keys { state.downloadOfCaller[callerID] = nil }
         if download.phase == .running && download.usesSlot { state.runningSlots -= 1 }
         if cancelled {
