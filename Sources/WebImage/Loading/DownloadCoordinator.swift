@@ -269,30 +269,39 @@ final class DownloadCoordinator: Sendable {
         emit(.started(url))
         logger.debug("download started", metadata: ["url": "\(url)"])
         do {
-            for try await event in loader(for: request) {
-                switch event {
-                case .response(let response):
-                    try await accept(response, id)
-                case .progress(let received, let expected):
-                    deliver(event, to: id) { $0.lastProgress = (received, expected) }
-                case .partialData:
-                    deliver(event, to: id) { _ in }
-                case .completed(let data, _):
-                    metrics.bytes.increment(by: Int64(data.count))
-                    complete(id, .success(event), bytes: data.count)
-                    return
-                case .notModified:
-                    complete(id, .success(event), bytes: 0)
-                    return
-                }
+            switch request.url.scheme?.lowercased() {
+            case "file", "data":
+                let stream = request.url.isFileURL ? file.load(request) : dataURLs.load(request)
+                for try await event in stream { try handle(event, of: id) }
+            default:
+                // In-task with a sink rather than through the loader's stream: one hop less per chunk.
+                try await http.perform(request, hooks: httpHooks()) { [self] event in try handle(event, of: id) }
             }
+            // A no-op when an event above already completed the download.
             complete(id, .failure(Task.isCancelled ? .cancelled : .connectionFailed("load ended without a result")), bytes: 0)
         } catch {
             complete(id, .failure(WebImageError.fromLoading(error)), bytes: 0)
         }
     }
 
-    private func accept(_ response: ImageLoadResponse, _ id: Int) async throws {
+    /// Passes one loader event on to the download's callers; the final event completes it.
+    private func handle(_ event: ImageLoadEvent, of id: Int) throws {
+        switch event {
+        case .response(let response):
+            try accept(response, id)
+        case .progress(let received, let expected):
+            deliver(event, to: id) { $0.lastProgress = (received, expected) }
+        case .partialData:
+            deliver(event, to: id) { _ in }
+        case .completed(let data, _):
+            metrics.bytes.increment(by: Int64(data.count))
+            complete(id, .success(event), bytes: data.count)
+        case .notModified:
+            complete(id, .success(event), bytes: 0)
+        }
+    }
+
+    private func accept(_ response: ImageLoadResponse, _ id: Int) throws {
         if let modifier = configuration.responseModifier, !modifier(response) {
             throw WebImageError.rejected("response modifier rejected \(response.url.absoluteString)")
         }
@@ -350,29 +359,23 @@ final class DownloadCoordinator: Sendable {
         }
     }
 
-    private func loader(for request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
-        switch request.url.scheme?.lowercased() {
-        case "file": return file.load(request)
-        case "data": return dataURLs.load(request)
-        default:
-            let (configuration, cookies) = (configuration, cookies)
-            let hooks = HTTPLoadHooks(
-                defaultHeaders: configuration.headers,
-                maxBodySize: configuration.maxBodySize,
-                maxRedirects: configuration.maxRedirects,
-                sameOriginHeaders: { url in
-                    var headers: [String: String] = [:]
-                    if let credential = configuration.credentials[url.host?.lowercased() ?? ""] {
-                        headers["Authorization"] = credential.authorizationHeader
-                    }
-                    if configuration.cookiesEnabled, let cookie = cookies.header(for: url) { headers["Cookie"] = cookie }
-                    return headers
-                },
-                didReceiveHeaders: { url, headers in
-                    if configuration.cookiesEnabled { cookies.store(headers, from: url) }
-                })
-            return http.load(request, hooks: hooks)
-        }
+    private func httpHooks() -> HTTPLoadHooks {
+        let (configuration, cookies) = (configuration, cookies)
+        return HTTPLoadHooks(
+            defaultHeaders: configuration.headers,
+            maxBodySize: configuration.maxBodySize,
+            maxRedirects: configuration.maxRedirects,
+            sameOriginHeaders: { url in
+                var headers: [String: String] = [:]
+                if let credential = configuration.credentials[url.host?.lowercased() ?? ""] {
+                    headers["Authorization"] = credential.authorizationHeader
+                }
+                if configuration.cookiesEnabled, let cookie = cookies.header(for: url) { headers["Cookie"] = cookie }
+                return headers
+            },
+            didReceiveHeaders: { url, headers in
+                if configuration.cookiesEnabled { cookies.store(headers, from: url) }
+            })
     }
 
     // MARK: Observers

@@ -87,27 +87,38 @@ public final class HTTPImageLoader: ImageLoader {
     /// Starts loading with the downloader's per-hop hooks.
     func load(_ request: ImageLoadRequest, hooks: HTTPLoadHooks) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
-        let timeout = request.timeout ?? configuration.idleTimeout
-        let limit = hooks.maxBodySize ?? configuration.maxBodySize
         let task = Task {
-            let activity = ActivityClock()
             do {
-                try await IdleWatchdog.run(timeout: timeout, activity: activity) {
-                    try await self.transfer(request, hooks: hooks, maxBodySize: limit, activity: activity,
-                                            continuation: continuation)
-                }
+                try await self.perform(request, hooks: hooks) { event in continuation.yield(event) }
                 continuation.finish()
             } catch {
-                continuation.finish(throwing: WebImageError.fromLoading(error))
+                continuation.finish(throwing: error)
             }
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
 
+    /// Loads in the calling task, handing each event to `sink` as it happens; throws a
+    /// ``WebImageError``. The downloader uses this directly to save a stream hop per chunk;
+    /// an error thrown by `sink` aborts the load.
+    func perform(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
+                 sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws {
+        let timeout = request.timeout ?? configuration.idleTimeout
+        let limit = hooks.maxBodySize ?? configuration.maxBodySize
+        let activity = ActivityClock()
+        do {
+            try await IdleWatchdog.run(timeout: timeout, activity: activity) {
+                try await self.transfer(request, hooks: hooks, maxBodySize: limit, activity: activity, sink: sink)
+            }
+        } catch {
+            throw WebImageError.fromLoading(error)
+        }
+    }
+
     private func transfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks, maxBodySize: Int64,
                           activity: ActivityClock,
-                          continuation: AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation) async throws {
+                          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws {
         var url = request.url
         let origin = HTTPOrigin(url)
         var visited: Set<String> = [url.absoluteString]
@@ -146,7 +157,7 @@ public final class HTTPImageLoader: ImageLoader {
                                          expectedContentLength: expected)
             if status == 304 {
                 await Self.drain(response)
-                continuation.yield(.notModified(info))
+                try sink(.notModified(info))
                 return
             }
             guard (200..<300).contains(status) else {
@@ -156,18 +167,18 @@ public final class HTTPImageLoader: ImageLoader {
             if let expected, expected > maxBodySize {
                 throw WebImageError.tooLarge("Content-Length \(expected) exceeds \(maxBodySize) bytes")
             }
-            continuation.yield(.response(info))
+            try sink(.response(info))
             let data = try await readBody(response.body, expected: expected, maxBodySize: maxBodySize,
                                           wantsPartialData: request.wantsPartialData, activity: activity,
-                                          continuation: continuation)
-            continuation.yield(.completed(data, info))
+                                          sink: sink)
+            try sink(.completed(data, info))
             return
         }
     }
 
     private func readBody(_ body: HTTPClientResponse.Body, expected: Int64?, maxBodySize: Int64,
                           wantsPartialData: Bool, activity: ActivityClock,
-                          continuation: AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation) async throws -> Data {
+                          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws -> Data {
         var data = Data()
         if let expected, expected > 0 { data.reserveCapacity(Int(expected)) }
         var received: Int64 = 0
@@ -179,8 +190,8 @@ public final class HTTPImageLoader: ImageLoader {
                 }
                 data.append(contentsOf: chunk.readableBytesView)
                 activity.touch()
-                continuation.yield(.progress(received: received, expected: expected))
-                if wantsPartialData { continuation.yield(.partialData(data)) }
+                try sink(.progress(received: received, expected: expected))
+                if wantsPartialData { try sink(.partialData(data)) }
             }
         } catch let error where !(error is WebImageError) && !Task.isCancelled {
             if let expected, received < expected, WebImageError.isEndOfStream(error) {
