@@ -99,13 +99,15 @@ best_webimage=""
 echo "files=$FILES size=$SIZE concurrency=$CONCURRENCY rounds=$ROUNDS nginx=127.0.0.1:$PORT"
 for round in $(seq 1 "$ROUNDS"); do
     t0=$(now)
-    curl --parallel --parallel-max "$CONCURRENCY" -sf -K "$WORK/curl.conf"
+    curl --parallel --parallel-max "$CONCURRENCY" -sf --no-progress-meter -K "$WORK/curl.conf"
     t1=$(now)
     ${WEBIMAGE_WRAPPER:-} "$WEBIMAGE_BIN" bench-download --urls-file "$WORK/urls.txt" --concurrency "$CONCURRENCY" > "$WORK/webimage.out"
     t2=$(now)
+    "$WEBIMAGE_BIN" bench-download --urls-file "$WORK/urls.txt" --concurrency "$CONCURRENCY" --loader-only > "$WORK/loader.out"
     curl_s=$(python3 -c "print(f'{$t1-$t0:.3f}')")
     webimage_s=$(python3 -c "print(f'{$t2-$t1:.3f}')")
     echo "round $round: curl ${curl_s} s, ImageDownloader ${webimage_s} s ($(cat "$WORK/webimage.out"))"
+    echo "         baseline without the downloader's queue: $(cat "$WORK/loader.out")"
     best_curl=$(python3 -c "print(min(x for x in [$curl_s, ${best_curl:-1e9}]))")
     best_webimage=$(python3 -c "print(min(x for x in [$webimage_s, ${best_webimage:-1e9}]))")
 done
