@@ -41,7 +41,7 @@ public final class LoopbackServer: Sendable {
     /// The port the server listens on (chosen by the system).
     public let port: Int
     /// `http://127.0.0.1:<port>`.
-    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    public var baseURL: URL { url("") }
 
     /// Starts a server on 127.0.0.1 with a system-chosen port.
     public static func start() async throws -> LoopbackServer {
@@ -64,9 +64,17 @@ public final class LoopbackServer: Sendable {
         self.port = channel.channel.localAddress?.port ?? 0
     }
 
-    /// The URL of `path` on this server (`path` starts with "/").
+    /// The URL of `path` on this server (`path` starts with "/" and may end with "?query").
     public func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(path)")!
+        var components = URLComponents()
+        components.scheme = "http"
+        components.host = "127.0.0.1"
+        components.port = port
+        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        components.path = parts.first.map(String.init) ?? ""
+        if parts.count > 1 { components.query = String(parts[1]) }
+        // Components built from a valid host and port always form a URL; the fallback is unreachable.
+        return components.url ?? URL(fileURLWithPath: "/")
     }
 
     /// Registers (or replaces) the response for `path` (matched without the query).
