@@ -9,6 +9,7 @@ struct WebImageCommand: AsyncParsableCommand {
         subcommands: [
             DecodeCommand.self,
             BenchDecodeCommand.self,
+            BenchDownloadCommand.self,
         ]
     )
 }

@@ -1,4 +1,4 @@
 import WebImage
 
-/// Shared helpers for swift-webimage's tests: the loopback fault server and image generators.
+/// Shared helpers for swift-webimage's tests: the loopback fault server (``LoopbackServer``).
 public enum TestSupport {}

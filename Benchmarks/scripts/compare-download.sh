@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Downloads 1,000 distinct ~100 KB files from a local nginx through ImageDownloader
+# (`webimage bench-download`) and through `curl --parallel`, same URLs, same concurrency,
+# and prints both wall times and their ratio.
+#
+# Usage: Benchmarks/scripts/compare-download.sh [--files N] [--size BYTES] [--concurrency N] [--rounds N]
+# Env:   WEBIMAGE_BIN=path/to/webimage (default: builds the release product of this package)
+#        WEBIMAGE_WRAPPER="perf record -g -o /tmp/p.data" runs the downloader under a profiler
+#        NGINX=nginx binary (default: nginx, then /usr/sbin/nginx)
+# No root needed: nginx runs in the foreground (daemon off) with a temp prefix and is killed at exit.
+set -euo pipefail
+
+FILES=1000
+SIZE=102400
+CONCURRENCY=6
+ROUNDS=3
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --files) FILES="$2"; shift 2 ;;
+        --size) SIZE="$2"; shift 2 ;;
+        --concurrency) CONCURRENCY="$2"; shift 2 ;;
+        --rounds) ROUNDS="$2"; shift 2 ;;
+        *) echo "unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+NGINX="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
+[[ -x "$NGINX" ]] || { echo "nginx not found (apt-get install nginx)" >&2; exit 1; }
+command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
+
+if [[ -z "${WEBIMAGE_BIN:-}" ]]; then
+    (cd "$ROOT" && swift build -c release --product webimage >&2)
+    WEBIMAGE_BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/webimage"
+fi
+
+WORK="$(mktemp -d /tmp/webimage-bench.XXXXXX)"
+NGINX_PID=""
+cleanup() {
+    if [[ -n "$NGINX_PID" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi >/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+mkdir -p "$WORK/www" "$WORK/logs" "$WORK/tmp"
+python3 - "$WORK/www" "$FILES" "$SIZE" <<'PY'
+import os, sys
+root, files, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for n in range(files):
+    with open(os.path.join(root, f"{n}.jpg"), "wb") as f:
+        f.write(os.urandom(size))
+PY
+
+# When run as root, nginx workers drop to an unprivileged user: let them read the files.
+chmod -R a+rX "$WORK"
+
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+cat > "$WORK/nginx.conf" <<CONF
+daemon off;
+worker_processes 2;
+pid $WORK/logs/nginx.pid;
+error_log $WORK/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    keepalive_requests 100000;
+    keepalive_timeout 60s;
+    client_body_temp_path $WORK/tmp/body;
+    proxy_temp_path $WORK/tmp/proxy;
+    fastcgi_temp_path $WORK/tmp/fastcgi;
+    uwsgi_temp_path $WORK/tmp/uwsgi;
+    scgi_temp_path $WORK/tmp/scgi;
+    types { image/jpeg jpg; }
+    server {
+        listen 127.0.0.1:$PORT;
+        root $WORK/www;
+    }
+}
+CONF
+"$NGINX" -c "$WORK/nginx.conf" -p "$WORK" 2>"$WORK/logs/stderr.log" &
+NGINX_PID=$!
+for _ in $(seq 1 50); do
+    curl -sf -o /dev/null "http://127.0.0.1:$PORT/0.jpg" && break
+    sleep 0.1
+done
+curl -sf -o /dev/null "http://127.0.0.1:$PORT/0.jpg" || { echo "nginx did not start:"; cat "$WORK/logs/"*; exit 1; }
+
+: > "$WORK/urls.txt"
+: > "$WORK/curl.conf"
+for n in $(seq 0 $((FILES - 1))); do
+    echo "http://127.0.0.1:$PORT/$n.jpg" >> "$WORK/urls.txt"
+    printf 'url = "http://127.0.0.1:%s/%s.jpg"\noutput = "/dev/null"\n' "$PORT" "$n" >> "$WORK/curl.conf"
+done
+
+now() { date +%s.%N; }
+best_curl=""
+best_webimage=""
+echo "files=$FILES size=$SIZE concurrency=$CONCURRENCY rounds=$ROUNDS nginx=127.0.0.1:$PORT"
+for round in $(seq 1 "$ROUNDS"); do
+    t0=$(now)
+    curl --parallel --parallel-max "$CONCURRENCY" -sf --no-progress-meter -K "$WORK/curl.conf"
+    t1=$(now)
+    ${WEBIMAGE_WRAPPER:-} "$WEBIMAGE_BIN" bench-download --urls-file "$WORK/urls.txt" --concurrency "$CONCURRENCY" > "$WORK/webimage.out"
+    t2=$(now)
+    "$WEBIMAGE_BIN" bench-download --urls-file "$WORK/urls.txt" --concurrency "$CONCURRENCY" --loader-only > "$WORK/loader.out"
+    curl_s=$(python3 -c "print(f'{$t1-$t0:.3f}')")
+    webimage_s=$(python3 -c "print(f'{$t2-$t1:.3f}')")
+    echo "round $round: curl ${curl_s} s, ImageDownloader ${webimage_s} s ($(cat "$WORK/webimage.out"))"
+    echo "         baseline without the downloader's queue: $(cat "$WORK/loader.out")"
+    best_curl=$(python3 -c "print(min(x for x in [$curl_s, ${best_curl:-1e9}]))")
+    best_webimage=$(python3 -c "print(min(x for x in [$webimage_s, ${best_webimage:-1e9}]))")
+done
+ratio=$(python3 -c "print(f'{$best_webimage/$best_curl:.2f}')")
+echo "best: curl ${best_curl} s, ImageDownloader ${best_webimage} s, ratio ImageDownloader/curl = ${ratio} (<= 1.00 means at least as fast)"

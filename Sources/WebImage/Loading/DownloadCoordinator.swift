@@ -1,0 +1,413 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The coordination state of an ``ImageDownloader``: coalescing, the queue, slots, callers.
+///
+/// Everything lives in one `Mutex`-protected ``State``. Rules that keep it deadlock-free:
+/// events are yielded to callers under the lock (so a caller joining late never sees them out of
+/// order), but streams are *finished*, tasks cancelled and user closures called only after the
+/// lock is released, because finishing a stream runs its `onTermination`, which re-enters here.
+final class DownloadCoordinator: Sendable {
+    typealias Continuation = AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation
+
+    struct Caller {
+        var continuation: Continuation
+        var priority: LoadPriority
+        var responseModifier: DownloadResponseModifier?
+    }
+
+    enum Phase { case queued, running }
+
+    struct Download {
+        let id: Int
+        let key: DownloadKey
+        let request: ImageLoadRequest
+        let usesSlot: Bool
+        var phase: Phase = .queued
+        var callers: [Int: Caller] = [:]
+        var task: Task<Void, Never>?
+        var lastResponse: ImageLoadResponse?
+        var lastProgress: (received: Int64, expected: Int64?)?
+        var startedAt: ContinuousClock.Instant?
+
+    }
+
+    /// A queued download as the scheduler sees it: small and flat, so picking the next is a cheap scan.
+    struct QueueEntry {
+        let id: Int
+        var priority: LoadPriority
+    }
+
+    struct State {
+        var downloads: [Int: Download] = [:]
+        var byKey: [DownloadKey: Int] = [:]
+        var downloadOfCaller: [Int: Int] = [:]
+        var runningSlots = 0
+        var suspended = false
+        /// Queued slot-taking downloads, oldest first.
+        var queue: [QueueEntry] = []
+        var nextDownloadID = 0
+    }
+
+    /// Work to do once the lock is released.
+    typealias Effects = [@Sendable () -> Void]
+
+    // All coordination state: see the type's comment for the locking rules.
+    private let state = Mutex(State())
+    private let callerIDs = Atomic<Int>(0)
+    // Observers of `events()`, by subscription number.
+    private let subscribers = Mutex([Int: AsyncStream<DownloaderEvent>.Continuation]())
+    private let subscriberIDs = Atomic<Int>(0)
+
+    let configuration: ImageDownloaderConfiguration
+    let http: HTTPImageLoader
+    let ownsHTTPLoader: Bool
+    let file: FileImageLoader
+    let dataURLs = DataURLLoader()
+    let cookies = CookieJar()
+    let metrics = DownloadMetrics()
+    let logger = Logger(label: "swift-webimage.downloader")
+
+    init(configuration: ImageDownloaderConfiguration) {
+        self.configuration = configuration
+        if configuration.allowsInvalidCertificates {
+            http = HTTPImageLoader(configuration: .init(allowsInvalidCertificates: true,
+                                                        maxConnectionsPerHost: max(configuration.maxConcurrentDownloads, 1)))
+            ownsHTTPLoader = true
+        } else {
+            http = HTTPImageLoader.shared
+            ownsHTTPLoader = false
+        }
+        file = FileImageLoader(maxBodySize: configuration.maxBodySize)
+    }
+
+    // MARK: Callers
+
+    func download(_ original: ImageLoadRequest, options: DownloadOptions) -> DownloadToken {
+        var request = original
+        for modifier in [configuration.requestModifier, options.requestModifier].compactMap({ $0 }) {
+            guard let modified = modifier(request) else {
+                return failedToken(request.url, .rejected("request modifier vetoed \(request.url.absoluteString)"))
+            }
+            request = modified
+        }
+        if request.timeout == nil { request.timeout = configuration.timeout }
+        let usesSlot: Bool
+        switch request.url.scheme?.lowercased() {
+        case "http", "https": usesSlot = true
+        case "file", "data": usesSlot = false
+        default: return failedToken(request.url, .invalidURL(request.url.absoluteString))
+        }
+
+        let key = DownloadKey(request)
+        let callerID = callerIDs.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
+        continuation.onTermination = { [self] termination in
+            if case .cancelled = termination { detach(callerID: callerID, error: .cancelled) }
+        }
+        let caller = Caller(continuation: continuation, priority: request.priority,
+                            responseModifier: options.responseModifier)
+        let joined = state.withLock { state -> Bool in
+            if let id = state.byKey[key], state.downloads[id] != nil {
+                state.downloads[id]?.callers[callerID] = caller
+                state.downloadOfCaller[callerID] = id
+                refreshPriority(of: id, in: &state)
+                // A late joiner first gets what the others already saw, then every later event.
+                if let response = state.downloads[id]?.lastResponse { continuation.yield(.response(response)) }
+                if let progress = state.downloads[id]?.lastProgress {
+                    continuation.yield(.progress(received: progress.received, expected: progress.expected))
+                }
+                return true
+            }
+            let id = state.nextDownloadID
+            state.nextDownloadID += 1
+            var download = Download(id: id, key: key, request: request, usesSlot: usesSlot)
+            download.callers[callerID] = caller
+            state.downloads[id] = download
+            state.byKey[key] = id
+            state.downloadOfCaller[callerID] = id
+            if usesSlot {
+                state.queue.append(QueueEntry(id: id, priority: request.priority))
+                pump(&state)
+            } else {
+                // File and data URLs are local and cheap: they take no slot and ignore suspension.
+                start(id, in: &state)
+            }
+            return false
+        }
+        if joined {
+            metrics.coalescedJoins.increment()
+            logger.trace("joined running download", metadata: ["url": "\(request.url)"])
+        }
+        return DownloadToken(events: stream, url: request.url, coordinator: self, callerID: callerID)
+    }
+
+    private func failedToken(_ url: URL, _ error: WebImageError) -> DownloadToken {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
+        continuation.finish(throwing: error)
+        metrics.failure(error)
+        emit(.failed(url, error))
+        return DownloadToken(events: stream, url: url, coordinator: nil, callerID: 0)
+    }
+
+    /// Removes one caller; the download is cancelled when it was the last.
+    func detach(callerID: Int, error: WebImageError) {
+        var effects: Effects = []
+        let caller = state.withLock { state -> Caller? in
+            guard let id = state.downloadOfCaller.removeValue(forKey: callerID),
+                  let caller = state.downloads[id]?.callers.removeValue(forKey: callerID) else { return nil }
+            if state.downloads[id]?.callers.isEmpty == true {
+                removeDownload(id, in: &state, effects: &effects, cancelled: true)
+                pump(&state)
+            } else {
+                refreshPriority(of: id, in: &state)
+            }
+            return caller
+        }
+        caller?.continuation.finish(throwing: error)
+        for effect in effects { effect() }
+    }
+
+    func setPriority(_ priority: LoadPriority, callerID: Int) {
+        state.withLock { state in
+            guard let id = state.downloadOfCaller[callerID] else { return }
+            state.downloads[id]?.callers[callerID]?.priority = priority
+            refreshPriority(of: id, in: &state)
+        }
+    }
+
+    /// Makes a queued download's priority the highest of its callers'. Call with the lock held.
+    private func refreshPriority(of id: Int, in state: inout State) {
+        guard let callers = state.downloads[id]?.callers,
+              let index = state.queue.firstIndex(where: { $0.id == id }) else { return }
+        state.queue[index].priority = callers.values.map(\.priority).max() ?? .normal
+    }
+
+    // MARK: Queue
+
+    func suspend() { state.withLock { $0.suspended = true } }
+
+    func resume() {
+        state.withLock { state in
+            state.suspended = false
+            pump(&state)
+        }
+    }
+
+    var isSuspended: Bool { state.withLock { $0.suspended } }
+
+    var runningCount: Int { state.withLock { $0.downloads.values.filter { $0.phase == .running }.count } }
+
+    var queuedCount: Int { state.withLock { $0.queue.count } }
+
+    func cancelAll() {
+        var effects: Effects = []
+        let callers = state.withLock { state -> [Caller] in
+            let callers = state.downloads.values.flatMap { $0.callers.values }
+            for id in Array(state.downloads.keys) {
+                removeDownload(id, in: &state, effects: &effects, cancelled: true)
+            }
+            return callers
+        }
+        for caller in callers { caller.continuation.finish(throwing: WebImageError.cancelled) }
+        for effect in effects { effect() }
+    }
+
+    /// Starts queued downloads while slots are free. Call with the lock held.
+    private func pump(_ state: inout State) {
+        let limit = max(1, configuration.maxConcurrentDownloads)
+        while !state.suspended && state.runningSlots < limit && !state.queue.isEmpty {
+            // The queue is in arrival order: FIFO takes the first of the highest priority, LIFO the last.
+            var best = 0
+            let lifo = configuration.executionOrder == .lifo
+            for index in state.queue.indices.dropFirst() {
+                let candidate = state.queue[index].priority, current = state.queue[best].priority
+                if candidate > current || (lifo && candidate == current) { best = index }
+            }
+            let next = state.queue.remove(at: best)
+            state.runningSlots += 1
+            start(next.id, in: &state)
+        }
+    }
+
+    /// Marks a download running and starts its task. Call with the lock held (the task waits for it).
+    private func start(_ id: Int, in state: inout State) {
+        guard let download = state.downloads[id] else { return }
+        state.downloads[id]?.phase = .running
+        state.downloads[id]?.startedAt = .now
+        let request = download.request
+        state.downloads[id]?.task = Task { await self.run(id, request) }
+    }
+
+    /// Forgets a download; cancels its task. Call with the lock held; `effects` run after unlocking.
+    private func removeDownload(_ id: Int, in state: inout State, effects: inout Effects, cancelled: Bool) {
+        guard let download = state.downloads.removeValue(forKey: id) else { return }
+        if state.byKey[download.key] == id { state.byKey[download.key] = nil }
+        if download.phase == .queued, let index = state.queue.firstIndex(where: { $0.id == id }) {
+            state.queue.remove(at: index)
+        }
+        for callerID in download.callers.keys { state.downloadOfCaller[callerID] = nil }
+        if download.phase == .running && download.usesSlot { state.runningSlots -= 1 }
+        if cancelled {
+            let task = download.task
+            let url = download.request.url
+            effects.append { [self] in
+                task?.cancel()
+                metrics.cancellations.increment()
+                logger.debug("download cancelled", metadata: ["url": "\(url)"])
+                emit(.cancelled(url))
+            }
+        }
+    }
+
+    // MARK: Network task
+
+    private func run(_ id: Int, _ request: ImageLoadRequest) async {
+        let url = request.url
+        metrics.requests.increment()
+        emit(.started(url))
+        logger.debug("download started", metadata: ["url": "\(url)"])
+        do {
+            switch request.url.scheme?.lowercased() {
+            case "file", "data":
+                let stream = request.url.isFileURL ? file.load(request) : dataURLs.load(request)
+                for try await event in stream { try handle(event, of: id) }
+            default:
+                // In-task with a sink rather than through the loader's stream: one hop less per chunk.
+                try await http.perform(request, hooks: httpHooks()) { [self] event in try handle(event, of: id) }
+            }
+            // A no-op when an event above already completed the download.
+            complete(id, .failure(Task.isCancelled ? .cancelled : .connectionFailed("load ended without a result")), bytes: 0)
+        } catch {
+            complete(id, .failure(WebImageError.fromLoading(error)), bytes: 0)
+        }
+    }
+
+    /// Passes one loader event on to the download's callers; the final event completes it.
+    private func handle(_ event: ImageLoadEvent, of id: Int) throws {
+        switch event {
+        case .response(let response):
+            try accept(response, id)
+        case .progress(let received, let expected):
+            deliver(event, to: id) { $0.lastProgress = (received, expected) }
+        case .partialData:
+            deliver(event, to: id) { _ in }
+        case .completed(let data, _):
+            metrics.bytes.increment(by: Int64(data.count))
+            complete(id, .success(event), bytes: data.count)
+        case .notModified:
+            complete(id, .success(event), bytes: 0)
+        }
+    }
+
+    private func accept(_ response: ImageLoadResponse, _ id: Int) throws {
+        if let modifier = configuration.responseModifier, !modifier(response) {
+            throw WebImageError.rejected("response modifier rejected \(response.url.absoluteString)")
+        }
+        let modifiers = state.withLock { state in
+            state.downloads[id]?.callers.compactMap { entry in entry.value.responseModifier.map { (entry.key, $0) } } ?? []
+        }
+        for (callerID, modifier) in modifiers where !modifier(response) {
+            detach(callerID: callerID, error: .rejected("response modifier rejected \(response.url.absoluteString)"))
+        }
+        deliver(.response(response), to: id) { $0.lastResponse = response }
+        emit(.responseReceived(response.url, statusCode: response.statusCode))
+    }
+
+    private func deliver(_ event: ImageLoadEvent, to id: Int, update: (inout Download) -> Void) {
+        state.withLock { state in
+            // Taken out and put back so the update mutates in place (no copy of the callers).
+            guard var download = state.downloads.removeValue(forKey: id) else { return }
+            update(&download)
+            for caller in download.callers.values { caller.continuation.yield(event) }
+            state.downloads[id] = download
+        }
+    }
+
+    private func complete(_ id: Int, _ result: Result<ImageLoadEvent, WebImageError>, bytes: Int) {
+        var effects: Effects = []
+        let finished = state.withLock { state -> Download? in
+            guard let download = state.downloads[id] else { return nil }
+            removeDownload(id, in: &state, effects: &effects, cancelled: false)
+            pump(&state)
+            return download
+        }
+        guard let download = finished else { return }
+        for caller in download.callers.values {
+            switch result {
+            case .success(let event):
+                caller.continuation.yield(event)
+                caller.continuation.finish()
+            case .failure(let error):
+                caller.continuation.finish(throwing: error)
+            }
+        }
+        for effect in effects { effect() }
+        let url = download.request.url
+        if let startedAt = download.startedAt {
+            metrics.duration.recordNanoseconds(Int64((ContinuousClock.now - startedAt) / .nanoseconds(1)))
+        }
+        switch result {
+        case .success:
+            logger.debug("download finished", metadata: ["url": "\(url)", "bytes": "\(bytes)"])
+            emit(.finished(url, bytes: bytes))
+        case .failure(let error):
+            metrics.failure(error)
+            logger.debug("download failed", metadata: ["url": "\(url)", "error": "\(error)"])
+            emit(.failed(url, error))
+        }
+    }
+
+    private func httpHooks() -> HTTPLoadHooks {
+        let (configuration, cookies) = (configuration, cookies)
+        return HTTPLoadHooks(
+            defaultHeaders: configuration.headers,
+            maxBodySize: configuration.maxBodySize,
+            maxRedirects: configuration.maxRedirects,
+            sameOriginHeaders: { url in
+                var headers: [String: String] = [:]
+                if let credential = configuration.credentials[url.host?.lowercased() ?? ""] {
+                    headers["Authorization"] = credential.authorizationHeader
+                }
+                if configuration.cookiesEnabled, let cookie = cookies.header(for: url) { headers["Cookie"] = cookie }
+                return headers
+            },
+            didReceiveHeaders: { url, headers in
+                if configuration.cookiesEnabled { cookies.store(headers, from: url) }
+            })
+    }
+
+    // MARK: Observers
+
+    func events() -> AsyncStream<DownloaderEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DownloaderEvent.self, bufferingPolicy: .bufferingNewest(10_000))
+        let id = subscriberIDs.add(1, ordering: .relaxed).newValue
+        continuation.onTermination = { [self] _ in _ = subscribers.withLock { $0.removeValue(forKey: id) } }
+        subscribers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    private func emit(_ event: DownloaderEvent) {
+        let targets = subscribers.withLock { Array($0.values) }
+        for target in targets { target.yield(event) }
+    }
+
+    func shutdown() async throws {
+        cancelAll()
+        if ownsHTTPLoader { try await http.shutdown() }
+    }
+}
+
+/// What makes two requests the same download: the URL and everything that shapes the request.
+struct DownloadKey: Hashable, Sendable {
+    var url: String
+    var headers: [String]
+    var validators: CacheValidators?
+
+    init(_ request: ImageLoadRequest) {
+        url = request.url.absoluteString
+        headers = request.headers.map { "\($0.key.lowercased()):\($0.value)" }.sorted()
+        validators = request.validators
+    }
+}

@@ -1,0 +1,259 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Loads http and https URLs with AsyncHTTPClient, streaming the body.
+///
+/// One `HTTPClient` per loader pools connections; ``shared`` lives for the process, other loaders
+/// must be ended with ``shutdown()``. Redirects are followed here (at most
+/// ``Configuration/maxRedirects``), not by the client, so that `Authorization`, `Cookie` and the
+/// origin-bound headers of the downloader never reach another origin.
+public final class HTTPImageLoader: ImageLoader {
+    /// How the loader talks HTTP.
+    public struct Configuration: Sendable {
+        /// Fail when no bytes arrive for this long (restarts on every chunk); a request's own timeout wins.
+        public var idleTimeout: Duration
+        /// The largest body accepted; larger ones fail with ``WebImageError/tooLarge(_:)``.
+        public var maxBodySize: Int64
+        /// How many redirects to follow.
+        public var maxRedirects: Int
+        /// Headers sent with every request (a request's own headers win).
+        public var defaultHeaders: [String: String]
+        /// Skip TLS certificate validation. Only for test servers with self-signed certificates.
+        public var allowsInvalidCertificates: Bool
+        /// Connections kept per host in the pool.
+        public var maxConnectionsPerHost: Int
+
+        /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
+        public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
+                    maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize,
+                    maxRedirects: Int = ImageLoaderDefaults.maxRedirects,
+                    defaultHeaders: [String: String] = ImageLoaderDefaults.headers,
+                    allowsInvalidCertificates: Bool = false,
+                    maxConnectionsPerHost: Int = 8) {
+            self.idleTimeout = idleTimeout
+            self.maxBodySize = maxBodySize
+            self.maxRedirects = maxRedirects
+            self.defaultHeaders = defaultHeaders
+            self.allowsInvalidCertificates = allowsInvalidCertificates
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+        }
+    }
+
+    /// The process-wide loader with the default configuration; never shut down.
+    public static let shared = HTTPImageLoader()
+
+    /// The configuration the loader was made with.
+    public let configuration: Configuration
+    let client: HTTPClient
+
+    /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let timeout = HTTPClient.Configuration.Timeout(connect: .seconds(10))
+        var clientConfiguration: HTTPClient.Configuration
+        if configuration.allowsInvalidCertificates {
+            clientConfiguration = HTTPClient.Configuration(certificateVerification: .none,
+                                                           redirectConfiguration: .disallow, timeout: timeout)
+        } else {
+            clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: timeout)
+        }
+        clientConfiguration.connectionPool = .init(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConnectionsPerHost))
+        // A refused connection should fail the load now (and count as transient), not be retried
+        // silently until the idle timeout turns it into a misleading `timedOut`.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+    }
+
+    /// Closes the pooled connections. Loads still running fail.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    /// Whether `url` is http or https.
+    public func canLoad(_ url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased() else { return false }
+        return scheme == "http" || scheme == "https"
+    }
+
+    /// Starts loading; terminating the stream cancels the request.
+    public func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
+        load(request, hooks: HTTPLoadHooks())
+    }
+
+    /// Starts loading with the downloader's per-hop hooks.
+    func load(_ request: ImageLoadRequest, hooks: HTTPLoadHooks) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
+        let task = Task {
+            do {
+                try await self.perform(request, hooks: hooks) { event in continuation.yield(event) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Loads in the calling task, handing each event to `sink` as it happens; throws a
+    /// ``WebImageError``. The downloader uses this directly to save a stream hop per chunk;
+    /// an error thrown by `sink` aborts the load.
+    func perform(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
+                 sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws {
+        let timeout = request.timeout ?? configuration.idleTimeout
+        let limit = hooks.maxBodySize ?? configuration.maxBodySize
+        let activity = ActivityClock()
+        do {
+            try await IdleWatchdog.run(timeout: timeout, activity: activity) {
+                try await self.transfer(request, hooks: hooks, maxBodySize: limit, activity: activity, sink: sink)
+            }
+        } catch {
+            throw WebImageError.fromLoading(error)
+        }
+    }
+
+    private func transfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks, maxBodySize: Int64,
+                          activity: ActivityClock,
+                          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws {
+        var url = request.url
+        let origin = HTTPOrigin(url)
+        var visited: Set<String> = [url.absoluteString]
+        var redirects = 0
+        while true {
+            guard canLoad(url), url.host != nil else { throw WebImageError.invalidURL(url.absoluteString) }
+            let sameOrigin = HTTPOrigin(url) == origin
+            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            outgoing.method = .GET
+            outgoing.headers = headers(for: request, url: url, sameOrigin: sameOrigin, hooks: hooks)
+            let response = try await client.execute(outgoing, deadline: .distantFuture)
+            activity.touch()
+            hooks.didReceiveHeaders(url, response.headers.map { ($0.name, $0.value) })
+            let status = Int(response.status.code)
+
+            if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "location") {
+                await Self.drain(response)
+                redirects += 1
+                guard redirects <= (hooks.maxRedirects ?? configuration.maxRedirects) else { throw WebImageError.tooManyRedirects }
+                guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                    throw WebImageError.invalidURL(location)
+                }
+                // A URL seen before in this chain is a loop: fail now rather than after the limit.
+                guard visited.insert(next.absoluteString).inserted else { throw WebImageError.tooManyRedirects }
+                url = next
+                continue
+            }
+
+            var lowercased: [String: String] = [:]
+            for (name, value) in response.headers {
+                let key = name.lowercased()
+                lowercased[key] = lowercased[key].map { "\($0), \(value)" } ?? value
+            }
+            let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }
+            let info = ImageLoadResponse(url: url, statusCode: status, headers: lowercased,
+                                         expectedContentLength: expected)
+            if status == 304 {
+                await Self.drain(response)
+                try sink(.notModified(info))
+                return
+            }
+            guard (200..<300).contains(status) else {
+                await Self.drain(response)
+                throw WebImageError.httpStatus(status)
+            }
+            if let expected, expected > maxBodySize {
+                throw WebImageError.tooLarge("Content-Length \(expected) exceeds \(maxBodySize) bytes")
+            }
+            try sink(.response(info))
+            let data = try await readBody(response.body, expected: expected, maxBodySize: maxBodySize,
+                                          wantsPartialData: request.wantsPartialData, activity: activity,
+                                          sink: sink)
+            try sink(.completed(data, info))
+            return
+        }
+    }
+
+    private func readBody(_ body: HTTPClientResponse.Body, expected: Int64?, maxBodySize: Int64,
+                          wantsPartialData: Bool, activity: ActivityClock,
+                          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws -> Data {
+        var data = Data()
+        if let expected, expected > 0 { data.reserveCapacity(Int(expected)) }
+        var received: Int64 = 0
+        do {
+            for try await chunk in body {
+                received += Int64(chunk.readableBytes)
+                if received > maxBodySize {
+                    throw WebImageError.tooLarge("body exceeds \(maxBodySize) bytes")
+                }
+                data.append(contentsOf: chunk.readableBytesView)
+                activity.touch()
+                try sink(.progress(received: received, expected: expected))
+                if wantsPartialData { try sink(.partialData(data)) }
+            }
+        } catch let error where !(error is WebImageError) && !Task.isCancelled {
+            if let expected, received < expected, WebImageError.isEndOfStream(error) {
+                throw WebImageError.truncatedData("received \(received) of \(expected) bytes")
+            }
+            throw error
+        }
+        if let expected, received < expected {
+            throw WebImageError.truncatedData("received \(received) of \(expected) bytes")
+        }
+        if data.isEmpty { throw WebImageError.emptyData }
+        return data
+    }
+
+    private func headers(for request: ImageLoadRequest, url: URL, sameOrigin: Bool, hooks: HTTPLoadHooks) -> HTTPHeaders {
+        var merged: [String: (String, String)] = [:]
+        for (name, value) in hooks.defaultHeaders ?? configuration.defaultHeaders { merged[name.lowercased()] = (name, value) }
+        for (name, value) in request.headers { merged[name.lowercased()] = (name, value) }
+        if let validators = request.validators {
+            if let etag = validators.etag { merged["if-none-match"] = ("If-None-Match", etag) }
+            if let modified = validators.lastModified { merged["if-modified-since"] = ("If-Modified-Since", modified) }
+        }
+        if sameOrigin {
+            for (name, value) in hooks.sameOriginHeaders(url) { merged[name.lowercased()] = (name, value) }
+        } else {
+            // Credentials and cookies belong to the origin the caller asked for, never to a redirect target.
+            for name in ["authorization", "cookie", "proxy-authorization"] { merged[name] = nil }
+        }
+        var headers = HTTPHeaders()
+        for (_, pair) in merged.sorted(by: { $0.key < $1.key }) { headers.add(name: pair.0, value: pair.1) }
+        return headers
+    }
+
+    /// Reads and drops a small body so the connection can be reused; a large one closes the connection.
+    private static func drain(_ response: HTTPClientResponse) async {
+        _ = try? await response.body.collect(upTo: 256 * 1024)
+    }
+}
+
+/// Per-load settings and per-hop callbacks the downloader gives the HTTP loader.
+struct HTTPLoadHooks: Sendable {
+    /// Replaces the loader's default headers.
+    var defaultHeaders: [String: String]?
+    /// Replaces the loader's body size limit.
+    var maxBodySize: Int64?
+    /// Replaces the loader's redirect limit.
+    var maxRedirects: Int?
+    /// Headers (credentials, cookies) added only to hops on the original origin.
+    var sameOriginHeaders: @Sendable (URL) -> [String: String] = { _ in [:] }
+    /// Sees every response head (for the cookie jar).
+    var didReceiveHeaders: @Sendable (URL, [(String, String)]) -> Void = { _, _ in }
+}
+
+/// Scheme, host and port: the unit credentials and cookies are bound to.
+struct HTTPOrigin: Hashable, Sendable {
+    var scheme: String
+    var host: String
+    var port: Int
+
+    init(_ url: URL) {
+        scheme = url.scheme?.lowercased() ?? ""
+        host = url.host?.lowercased() ?? ""
+        port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Changes a request before it is sent; return `nil` to veto it (the load fails with ``WebImageError/rejected(_:)``).
+public typealias DownloadRequestModifier = @Sendable (ImageLoadRequest) -> ImageLoadRequest?
+
+/// Inspects a response head; return `false` to reject it (the load fails with ``WebImageError/rejected(_:)``).
+public typealias DownloadResponseModifier = @Sendable (ImageLoadResponse) -> Bool
+
+/// The order queued downloads of equal priority start in.
+public enum DownloadExecutionOrder: Sendable, Hashable {
+    /// First queued, first started (the default).
+    case fifo
+    /// Last queued, first started (what is on screen now matters most).
+    case lifo
+}
+
+/// A user name and password sent as HTTP basic authentication.
+public struct HTTPCredential: Sendable, Hashable {
+    /// The user name.
+    public var user: String
+    /// The password.
+    public var password: String
+
+    /// Creates a credential.
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
+    /// The `Authorization` header value.
+    public var authorizationHeader: String {
+        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+}
+
+/// How an ``ImageDownloader`` schedules and shapes its requests.
+public struct ImageDownloaderConfiguration: Sendable {
+    /// How many network downloads run at once; the rest wait in the queue.
+    public var maxConcurrentDownloads: Int
+    /// The start order of queued downloads of equal priority.
+    public var executionOrder: DownloadExecutionOrder
+    /// The idle timeout of a request that sets none.
+    public var timeout: Duration
+    /// Headers sent with every HTTP request (a request's own headers win).
+    public var headers: [String: String]
+    /// Basic-auth credentials by host name (lowercased); sent only to that host's origin.
+    public var credentials: [String: HTTPCredential]
+    /// Store `Set-Cookie` answers and send them back to the same origin (an in-memory jar per downloader).
+    public var cookiesEnabled: Bool
+    /// Skip TLS certificate validation (a separate client is created; call ``ImageDownloader/shutdown()``).
+    public var allowsInvalidCertificates: Bool
+    /// The largest body accepted.
+    public var maxBodySize: Int64
+    /// How many redirects are followed.
+    public var maxRedirects: Int
+    /// Runs on every request before coalescing; may change it or veto it.
+    public var requestModifier: DownloadRequestModifier?
+    /// Runs on every response head; may reject it (failing every caller of the download).
+    public var responseModifier: DownloadResponseModifier?
+
+    /// Creates a configuration; the defaults match SDWebImage's downloader (6 at once, FIFO, 15 s).
+    public init(maxConcurrentDownloads: Int = 6, executionOrder: DownloadExecutionOrder = .fifo,
+                timeout: Duration = ImageLoaderDefaults.idleTimeout,
+                headers: [String: String] = ImageLoaderDefaults.headers,
+                credentials: [String: HTTPCredential] = [:], cookiesEnabled: Bool = true,
+                allowsInvalidCertificates: Bool = false, maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize,
+                maxRedirects: Int = ImageLoaderDefaults.maxRedirects,
+                requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil) {
+        self.maxConcurrentDownloads = maxConcurrentDownloads
+        self.executionOrder = executionOrder
+        self.timeout = timeout
+        self.headers = headers
+        self.credentials = credentials
+        self.cookiesEnabled = cookiesEnabled
+        self.allowsInvalidCertificates = allowsInvalidCertificates
+        self.maxBodySize = maxBodySize
+        self.maxRedirects = maxRedirects
+        self.requestModifier = requestModifier
+        self.responseModifier = responseModifier
+    }
+}
+
+/// Per-request hooks for ``ImageDownloader/download(_:options:)``.
+public struct DownloadOptions: Sendable {
+    /// Runs after the downloader's request modifier; may change the request or veto it.
+    public var requestModifier: DownloadRequestModifier?
+    /// Runs on the response head for this caller only; `false` fails this caller with ``WebImageError/rejected(_:)``.
+    public var responseModifier: DownloadResponseModifier?
+
+    /// Creates options.
+    public init(requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil) {
+        self.requestModifier = requestModifier
+        self.responseModifier = responseModifier
+    }
+}

@@ -1,0 +1,44 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+extension WebImageError {
+    /// Maps whatever a transport threw to the typed error callers see.
+    static func fromLoading(_ error: any Error) -> WebImageError {
+        switch error {
+        case let error as WebImageError:
+            return error
+        case is CancellationError:
+            return .cancelled
+        case let error as HTTPClientError:
+            switch error {
+            case .cancelled: return .cancelled
+            case .readTimeout, .connectTimeout, .deadlineExceeded: return .timedOut
+            case .remoteConnectionClosed: return .connectionFailed("remote connection closed")
+            default: return .connectionFailed(String(describing: error))
+            }
+        case let error as IOError:
+            return .connectionFailed(error.description)
+        case let error as NIOConnectionError:
+            return .connectionFailed("cannot connect to \(error.host):\(error.port)")
+        case let error as ChannelError:
+            return error == .ioOnClosedChannel || error == .alreadyClosed || error == .eof
+                ? .connectionFailed("connection closed") : .connectionFailed(String(describing: error))
+        case let error as HTTPParserError:
+            return .connectionFailed("malformed HTTP response: \(error)")
+        default:
+            return .connectionFailed(String(describing: error))
+        }
+    }
+
+    /// Whether `error` means the peer closed the connection cleanly (end of stream), as opposed to a reset.
+    static func isEndOfStream(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPClientError: error == .remoteConnectionClosed
+        case let error as HTTPParserError: error == .invalidEOFState
+        case let error as ChannelError: error == .eof || error == .inputClosed
+        default: false
+        }
+    }
+}
