@@ -8,6 +8,7 @@ struct WebImageCommand: AsyncParsableCommand {
         abstract: "Load, decode and cache images with swift-webimage.",
         subcommands: [
             DecodeCommand.self,
+            CacheCommand.self,
             BenchDecodeCommand.self,
             BenchDownloadCommand.self,
         ]

@@ -1,0 +1,319 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A crash-safe, size- and age-limited cache of encoded image bytes on disk.
+///
+/// - Files are named by the SHA-256 of the key (never the key itself: no path tricks, no
+///   collisions), keeping the key's image extension.
+/// - Writes go to a temporary file in the same directory and are renamed into place, so a reader
+///   sees the old entry or the new one, never half of one; each file carries a checksum trailer
+///   (``DiskCacheEntryFormat``), so a torn or corrupt file reads as a miss and is removed.
+/// - An in-memory index (size, last access, creation), built from a directory scan on first use,
+///   enforces ``DiskCacheConfiguration/maxSize`` as entries are written: when the size goes over,
+///   the least recently used entries leave the index at once and their files are deleted in the
+///   background, so readers never wait for a trim.
+/// - All file I/O runs off the caller's task (the async methods are `@concurrent`); many reads run
+///   in parallel, since the index lock is held only for bookkeeping.
+public final class DiskCache: Sendable {
+    /// Where and how much.
+    public let configuration: DiskCacheConfiguration
+    private let now: @Sendable () -> Date
+
+    private struct Entry {
+        var size: Int
+        var accessed: Date
+        var created: Date
+    }
+
+    private struct Index {
+        var isLoaded = false
+        var entries: [String: Entry] = [:]
+        var totalSize = 0
+
+        mutating func set(_ name: String, _ entry: Entry) {
+            totalSize += entry.size - (entries[name]?.size ?? 0)
+            entries[name] = entry
+        }
+
+        mutating func remove(_ name: String) {
+            if let old = entries.removeValue(forKey: name) { totalSize -= old.size }
+        }
+    }
+
+    /// Guards the index; no file I/O happens while it is held.
+    private let index = Mutex(Index())
+
+    /// Image extensions kept in file names.
+    static let imageExtensions: Set = ["jpg", "jpeg", "png", "gif", "webp", "heic", "heif", "avif", "bmp", "ico"]
+
+    /// Creates a cache over `configuration.directory` (created on first write). `now` is the clock
+    /// for ages and access times (tests pass their own).
+    public init(configuration: DiskCacheConfiguration, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        self.now = now
+    }
+
+    /// A cache for `namespace` under the platform cache directory.
+    public convenience init(namespace: String) {
+        self.init(configuration: DiskCacheConfiguration(namespace: namespace))
+    }
+
+    // MARK: Names
+
+    /// The file name for `key`: the SHA-256 of the key in hex, plus the key's image extension.
+    public func fileName(forKey key: String) -> String {
+        let hash = SHA256.hex(of: Array(key.utf8))
+        let pathExtension = URL(string: key).map { $0.pathExtension.lowercased() }
+            ?? (key as NSString).pathExtension.lowercased()
+        return Self.imageExtensions.contains(pathExtension) ? "\(hash).\(pathExtension)" : hash
+    }
+
+    /// Where the entry for `key` is (or would be) stored.
+    public func path(forKey key: String) -> URL {
+        configuration.directory.appendingPathComponent(fileName(forKey: key))
+    }
+
+    // MARK: Reading
+
+    /// The stored bytes and metadata for `key`, from the cache directory or else the read-only ones.
+    @concurrent
+    public func entry(forKey key: String) async -> (data: Data, metadata: ImageCacheMetadata)? {
+        entrySynchronously(forKey: key)
+    }
+
+    /// The stored bytes for `key`.
+    @concurrent
+    public func data(forKey key: String) async -> Data? {
+        entrySynchronously(forKey: key)?.data
+    }
+
+    /// The entry for `key`, read on the calling thread (for callers that must not suspend).
+    public func entrySynchronously(forKey key: String) -> (data: Data, metadata: ImageCacheMetadata)? {
+        loadIndexIfNeeded()
+        let name = fileName(forKey: key)
+        let url = configuration.directory.appendingPathComponent(name)
+        let date = now()
+        let state: (known: Bool, expired: Bool) = index.withLock { index in
+            guard let entry = index.entries[name] else { return (false, false) }
+            return (true, isExpired(entry, at: date))
+        }
+        if state.expired {
+            removeFiles([name])
+        } else if state.known || FileManager.default.fileExists(atPath: url.path) {
+            if let file = try? Data(contentsOf: url, options: .mappedIfSafe), let entry = DiskCacheEntryFormat.decode(file) {
+                index.withLock { index in
+                    let created = index.entries[name]?.created ?? entry.metadata.storedDate
+                    index.set(name, Entry(size: file.count, accessed: date, created: created))
+                }
+                touch(url, date)
+                return entry
+            }
+            // Torn, truncated or planted: not an entry. Remove it so it is not read again.
+            removeFiles([name])
+        }
+        for directory in configuration.readOnlyDirectories {
+            let candidate = directory.appendingPathComponent(name)
+            if let file = try? Data(contentsOf: candidate), let entry = DiskCacheEntryFormat.decode(file) { return entry }
+        }
+        return nil
+    }
+
+    /// Whether `key` has an unexpired entry (checked in the index; read-only directories by file).
+    @concurrent
+    public func contains(key: String) async -> Bool {
+        loadIndexIfNeeded()
+        let name = fileName(forKey: key)
+        let date = now()
+        if index.withLock({ index in index.entries[name].map { !isExpired($0, at: date) } ?? false }) { return true }
+        return configuration.readOnlyDirectories.contains {
+            FileManager.default.fileExists(atPath: $0.appendingPathComponent(name).path)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores `data` with `metadata` under `key`, atomically, then trims if over the size limit.
+    /// - Throws: ``WebImageError/fileSystem(_:)`` when the file cannot be written.
+    @concurrent
+    public func store(_ data: Data, metadata: ImageCacheMetadata = ImageCacheMetadata(), forKey key: String) async throws {
+        try storeSynchronously(data, metadata: metadata, forKey: key)
+    }
+
+    /// ``store(_:metadata:forKey:)`` on the calling thread.
+    public func storeSynchronously(_ data: Data, metadata: ImageCacheMetadata = ImageCacheMetadata(), forKey key: String) throws {
+        loadIndexIfNeeded()
+        let name = fileName(forKey: key)
+        let file: Data
+        do {
+            file = try DiskCacheEntryFormat.encode(data, metadata: metadata)
+        } catch {
+            throw WebImageError.fileSystem("cannot encode metadata: \(error)")
+        }
+        let directory = configuration.directory
+        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try file.write(to: temporary)
+        } catch {
+            throw WebImageError.fileSystem("cannot write \(temporary.path): \(error.localizedDescription)")
+        }
+        guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temporary)
+            throw WebImageError.fileSystem("cannot rename into \(directory.path): \(reason)")
+        }
+        let date = now()
+        let victims: [String] = index.withLock { index in
+            index.set(name, Entry(size: file.count, accessed: date, created: date))
+            return trimVictims(&index)
+        }
+        removeFiles(victims, fromIndex: false)
+    }
+
+    /// Removes the entry for `key`.
+    @concurrent
+    public func remove(key: String) async {
+        loadIndexIfNeeded()
+        removeFiles([fileName(forKey: key)])
+    }
+
+    /// Removes every entry (the read-only directories are untouched).
+    @concurrent
+    public func removeAll() async {
+        let names = index.withLock { index -> [String] in
+            let names = Array(index.entries.keys)
+            index.entries = [:]
+            index.totalSize = 0
+            index.isLoaded = true
+            return names
+        }
+        removeFiles(names, fromIndex: false)
+        // Files the index never knew about (written by another process) go too.
+        if let others = try? FileManager.default.contentsOfDirectory(atPath: configuration.directory.path) {
+            removeFiles(others, fromIndex: false)
+        }
+    }
+
+    /// Removes entries older than ``DiskCacheConfiguration/maxAge``, then trims to the size limit.
+    /// Returns how many entries were removed.
+    @discardableResult
+    @concurrent
+    public func removeExpired() async -> Int {
+        loadIndexIfNeeded()
+        let date = now()
+        let victims: [String] = index.withLock { index in
+            let expired = index.entries.filter { isExpired($0.value, at: date) }.map(\.key)
+            expired.forEach { index.remove($0) }
+            return expired + trimVictims(&index)
+        }
+        removeFiles(victims, fromIndex: false)
+        return victims.count
+    }
+
+    /// Removes least recently used entries until the size is at most `size` bytes. Returns how
+    /// many were removed.
+    @discardableResult
+    @concurrent
+    public func trim(toSize size: Int) async -> Int {
+        loadIndexIfNeeded()
+        let victims: [String] = index.withLock { index in
+            guard index.totalSize > size else { return [] }
+            return leastRecentlyUsed(&index, downTo: size)
+        }
+        removeFiles(victims, fromIndex: false)
+        return victims.count
+    }
+
+    // MARK: Size
+
+    /// Bytes of all entries on disk (files, including metadata).
+    public var totalSize: Int {
+        get async {
+            loadIndexIfNeeded()
+            return index.withLock { $0.totalSize }
+        }
+    }
+
+    /// The number of entries.
+    public var count: Int {
+        get async {
+            loadIndexIfNeeded()
+            return index.withLock { $0.entries.count }
+        }
+    }
+
+    // MARK: Internals
+
+    private func isExpired(_ entry: Entry, at date: Date) -> Bool {
+        guard let maxAge = configuration.maxAge else { return false }
+        let reference = configuration.ageBasis == .lastAccess ? entry.accessed : entry.created
+        let seconds = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) / 1e18
+        return date.timeIntervalSince(reference) > seconds
+    }
+
+    /// Entries to drop when over the size limit (already removed from the index).
+    private func trimVictims(_ index: inout Index) -> [String] {
+        let limit = configuration.maxSize
+        guard limit > 0, index.totalSize > limit else { return [] }
+        return leastRecentlyUsed(&index, downTo: Int(Double(limit) * configuration.trimFraction))
+    }
+
+    private func leastRecentlyUsed(_ index: inout Index, downTo size: Int) -> [String] {
+        var victims: [String] = []
+        for (name, _) in index.entries.sorted(by: { $0.value.accessed < $1.value.accessed }) {
+            guard index.totalSize > size else { break }
+            index.remove(name)
+            victims.append(name)
+        }
+        return victims
+    }
+
+    private func removeFiles(_ names: [String], fromIndex: Bool = true) {
+        if fromIndex { index.withLock { index in names.forEach { index.remove($0) } } }
+        for name in names {
+            unlink(configuration.directory.appendingPathComponent(name).path)
+        }
+    }
+
+    /// Records the access time in the file's modification date, so LRU order survives a restart.
+    private func touch(_ url: URL, _ date: Date) {
+        let seconds = date.timeIntervalSince1970
+        var times = [timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9)),
+                     timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))]
+        _ = utimensat(AT_FDCWD, url.path, &times, 0)
+    }
+
+    /// Scans the directory once: sizes and dates of entries, and leftover temporary files of
+    /// writers that died mid-write (removed).
+    private func loadIndexIfNeeded() {
+        guard !index.withLock({ $0.isLoaded }) else { return }
+        let directory = configuration.directory
+        var scanned: [String: Entry] = [:]
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .creationDateKey]
+        let contents = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
+        for url in contents {
+            let name = url.lastPathComponent
+            if name.hasPrefix(".tmp-") {
+                unlink(url.path)
+                continue
+            }
+            guard let values = try? url.resourceValues(forKeys: Set(keys)), let size = values.fileSize else { continue }
+            let modified = values.contentModificationDate ?? now()
+            scanned[name] = Entry(size: size, accessed: modified, created: values.creationDate ?? modified)
+        }
+        index.withLock { index in
+            guard !index.isLoaded else { return }
+            // Entries written while the scan ran are newer than what the scan saw.
+            for (name, entry) in index.entries { scanned[name] = entry }
+            index.entries = [:]
+            index.totalSize = 0
+            for (name, entry) in scanned { index.set(name, entry) }
+            index.isLoaded = true
+        }
+    }
+}

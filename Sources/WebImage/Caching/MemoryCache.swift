@@ -1,0 +1,220 @@
+import Foundation
+import Synchronization
+
+/// A thread-safe, cost- and count-limited memory cache with least-recently-used eviction.
+///
+/// Every operation is O(1): entries live in arrays linked by index (no node objects to allocate),
+/// a dictionary maps keys to slots, and one `Mutex` guards it all for the few instructions each
+/// operation needs. Values evicted by an operation are released after the lock is dropped.
+public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private struct Slot {
+        var key: Key?
+        var value: Value?
+        var cost: Int
+        var stored: ContinuousClock.Instant
+        var newer: Int   // towards the most recently used end; -1 at the end
+        var older: Int   // towards the least recently used end; -1 at the end
+    }
+
+    private struct Storage {
+        var indices: [Key: Int] = [:]
+        var slots: [Slot] = []
+        var free: [Int] = []
+        var newest = -1
+        var oldest = -1
+        var totalCost = 0
+        var costLimit: Int
+        var countLimit: Int
+        var timeToLive: Duration?
+
+        mutating func unlink(_ index: Int) {
+            let slot = slots[index]
+            if slot.newer >= 0 { slots[slot.newer].older = slot.older } else { newest = slot.older }
+            if slot.older >= 0 { slots[slot.older].newer = slot.newer } else { oldest = slot.newer }
+        }
+
+        mutating func linkAsNewest(_ index: Int) {
+            slots[index].newer = -1
+            slots[index].older = newest
+            if newest >= 0 { slots[newest].newer = index }
+            newest = index
+            if oldest < 0 { oldest = index }
+        }
+
+        /// Removes the slot and hands its value back, so the caller can release it unlocked.
+        mutating func remove(_ index: Int) -> Value? {
+            unlink(index)
+            let value = slots[index].value
+            if let key = slots[index].key { indices[key] = nil }
+            totalCost -= slots[index].cost
+            slots[index].key = nil
+            slots[index].value = nil
+            free.append(index)
+            return value
+        }
+
+        mutating func evict(toCost cost: Int, count: Int) -> [Value] {
+            var evicted: [Value] = []
+            while oldest >= 0, totalCost > cost || indices.count > count {
+                if let value = remove(oldest) { evicted.append(value) }
+            }
+            return evicted
+        }
+    }
+
+    /// Guards every entry, the LRU links and the limits.
+    private let storage: Mutex<Storage>
+    private let clock: @Sendable () -> ContinuousClock.Instant
+
+    /// The default cost limit: a fifth of physical memory, at most 1 GiB. Decoded images are
+    /// large (a 12 MP photo is 48 MB), so a fixed count means nothing; a share of the memory does,
+    /// and the cap keeps a big server from hoarding gigabytes of pixels nobody asked for twice.
+    public static var defaultCostLimit: Int {
+        Int(min(ProcessInfo.processInfo.physicalMemory / 5, 1 << 30))
+    }
+
+    /// Creates a cache.
+    /// - Parameters:
+    ///   - costLimit: the most total cost kept (for images: decoded bytes).
+    ///   - countLimit: the most entries kept.
+    ///   - timeToLive: entries older than this are misses and are dropped; `nil` keeps them.
+    ///   - clock: the time source (tests pass their own).
+    public init(costLimit: Int = MemoryCache.defaultCostLimit, countLimit: Int = .max, timeToLive: Duration? = nil,
+                clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
+        storage = Mutex(Storage(costLimit: max(0, costLimit), countLimit: max(0, countLimit), timeToLive: timeToLive))
+        self.clock = clock
+    }
+
+    /// The value for `key`, marking it most recently used; `nil` if absent or expired.
+    public func value(forKey key: Key) -> Value? {
+        let now = clock()
+        var expired: Value?
+        let found: Value? = storage.withLock { storage in
+            guard let index = storage.indices[key] else { return nil }
+            if let ttl = storage.timeToLive, now - storage.slots[index].stored > ttl {
+                expired = storage.remove(index)
+                return nil
+            }
+            storage.unlink(index)
+            storage.linkAsNewest(index)
+            return storage.slots[index].value
+        }
+        _ = expired
+        return found
+    }
+
+    /// Stores `value` as the most recently used entry, then evicts the least recently used ones
+    /// until the limits hold. A value costing more than the whole limit is not kept.
+    public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) {
+        let now = clock()
+        let evicted: [Value] = storage.withLock { storage in
+            var evicted: [Value] = []
+            if let index = storage.indices[key], let old = storage.remove(index) { evicted.append(old) }
+            guard cost <= storage.costLimit, storage.countLimit > 0 else { return evicted }
+            let slot = Slot(key: key, value: value, cost: max(0, cost), stored: now, newer: -1, older: -1)
+            let index: Int
+            if let reused = storage.free.popLast() {
+                storage.slots[reused] = slot
+                index = reused
+            } else {
+                storage.slots.append(slot)
+                index = storage.slots.count - 1
+            }
+            storage.indices[key] = index
+            storage.totalCost += slot.cost
+            storage.linkAsNewest(index)
+            evicted += storage.evict(toCost: storage.costLimit, count: storage.countLimit)
+            return evicted
+        }
+        _ = evicted
+    }
+
+    /// Removes and returns the value for `key`.
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        storage.withLock { storage in storage.indices[key].flatMap { storage.remove($0) } }
+    }
+
+    /// Empties the cache.
+    public func removeAll() {
+        let old = storage.withLock { storage -> Storage in
+            let old = storage
+            storage = Storage(costLimit: storage.costLimit, countLimit: storage.countLimit, timeToLive: storage.timeToLive)
+            return old
+        }
+        _ = old
+    }
+
+    /// Evicts least recently used entries until the total cost is at most `cost`.
+    public func trim(toCost cost: Int) {
+        let evicted = storage.withLock { $0.evict(toCost: max(0, cost), count: .max) }
+        _ = evicted
+    }
+
+    /// Evicts least recently used entries until at most `count` remain.
+    public func trim(toCount count: Int) {
+        let evicted = storage.withLock { $0.evict(toCost: .max, count: max(0, count)) }
+        _ = evicted
+    }
+
+    /// Drops every entry older than the time-to-live.
+    public func removeExpired() {
+        let now = clock()
+        let expired: [Value] = storage.withLock { storage in
+            guard let ttl = storage.timeToLive else { return [] }
+            var expired: [Value] = []
+            var index = storage.oldest
+            while index >= 0 {
+                let newer = storage.slots[index].newer
+                if now - storage.slots[index].stored > ttl, let value = storage.remove(index) { expired.append(value) }
+                index = newer
+            }
+            return expired
+        }
+        _ = expired
+    }
+
+    /// The total cost of the entries.
+    public var totalCost: Int { storage.withLock { $0.totalCost } }
+    /// The number of entries.
+    public var count: Int { storage.withLock { $0.indices.count } }
+    /// Whether `key` has an entry (expired or not), without touching its recency.
+    public func contains(_ key: Key) -> Bool { storage.withLock { $0.indices[key] != nil } }
+
+    /// The cost limit; lowering it evicts at once.
+    public var costLimit: Int {
+        get { storage.withLock { $0.costLimit } }
+        set {
+            let evicted = storage.withLock { storage -> [Value] in
+                storage.costLimit = max(0, newValue)
+                return storage.evict(toCost: storage.costLimit, count: storage.countLimit)
+            }
+            _ = evicted
+        }
+    }
+
+    /// The count limit; lowering it evicts at once.
+    public var countLimit: Int {
+        get { storage.withLock { $0.countLimit } }
+        set {
+            let evicted = storage.withLock { storage -> [Value] in
+                storage.countLimit = max(0, newValue)
+                return storage.evict(toCost: storage.costLimit, count: storage.countLimit)
+            }
+            _ = evicted
+        }
+    }
+
+    /// Keys from most to least recently used (for inspection and tests; O(n)).
+    public var keysByRecency: [Key] {
+        storage.withLock { storage in
+            var keys: [Key] = []
+            var index = storage.newest
+            while index >= 0 {
+                if let key = storage.slots[index].key { keys.append(key) }
+                index = storage.slots[index].older
+            }
+            return keys
+        }
+    }
+}

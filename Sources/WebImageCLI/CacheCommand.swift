@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `webimage cache stats|clean|clear`: look after a disk cache.
+struct CacheCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "Inspect and clean a swift-webimage disk cache.",
+        subcommands: [Stats.self, Clean.self, Clear.self, WriteLoop.self]
+    )
+
+    /// Where the cache is and its limits.
+    struct Location: ParsableArguments {
+        @Option(help: "The cache root directory (default: $XDG_CACHE_HOME or ~/.cache, then swift-webimage).")
+        var cacheDir: String?
+
+        @Option(help: "The namespace (one directory per namespace).")
+        var namespace = "default"
+
+        @Option(help: "Entries older than this many seconds (since last access) are expired.")
+        var maxAge: Int?
+
+        @Option(help: "The most bytes kept; 0 means unlimited.")
+        var maxSize: Int?
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        func diskCache() -> DiskCache {
+            var configuration = DiskCacheConfiguration(
+                namespace: namespace, root: cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) })
+            if let maxAge { configuration.maxAge = .seconds(maxAge) }
+            if let maxSize { configuration.maxSize = maxSize }
+            return DiskCache(configuration: configuration)
+        }
+    }
+
+    struct Stats: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the number of entries, their total size and the directory.")
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let cache = location.diskCache()
+            let count = await cache.count, size = await cache.totalSize
+            let directory = cache.configuration.directory.path
+            if location.json {
+                let object: [String: Any] = ["count": count, "totalSize": size, "directory": directory]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                print("\(directory): \(count) entries, \(size) bytes")
+            }
+        }
+    }
+
+    struct Clean: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove expired entries, then trim to the size limit.")
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let cache = location.diskCache()
+            let removed = await cache.removeExpired()
+            let count = await cache.count, size = await cache.totalSize
+            print(location.json ? "{\"count\":\(count),\"removed\":\(removed),\"totalSize\":\(size)}"
+                                : "removed \(removed) entries; \(count) entries, \(size) bytes remain")
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove every entry.")
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let cache = location.diskCache()
+            await cache.removeAll()
+            print(location.json ? "{\"count\":0,\"totalSize\":0}" : "cleared \(cache.configuration.directory.path)")
+        }
+    }
+
+    /// Writes entries forever, printing each key once stored: the child process the crash-safety
+    /// test kills with SIGKILL mid-write. Entry `k` holds bytes derived from its key, so a reader
+    /// can tell a whole entry from a torn one.
+    struct WriteLoop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "_write-loop", shouldDisplay: false)
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let cache = location.diskCache()
+            var index = 0
+            while true {
+                let key = "entry-\(index % 8)"
+                let data = Self.payload(forKey: key, length: 200_000 + (index % 5) * 100_000)
+                try cache.storeSynchronously(data, metadata: ImageCacheMetadata(originalURL: key), forKey: key)
+                FileHandle.standardOutput.write(Data((key + "\n").utf8))
+                index += 1
+            }
+        }
+
+        static func payload(forKey key: String, length: Int) -> Data {
+            let seed = Array(key.utf8)
+            return Data((0..<length).map { seed[$0 % seed.count] &+ UInt8(truncatingIfNeeded: $0 / seed.count) })
+        }
+    }
+}
