@@ -41,6 +41,8 @@ let package = Package(
             name: "WebImageCLI",
             dependencies: [
                 "WebImage",
+                // The demo serves its drawn images from the loopback server the tests use.
+                "WebImageTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -34,6 +34,7 @@ im.save(sys.argv[1] + "/photo.webp", quality=85)
 PY
 
 json() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
+python3 -c "import os; s=os.path.getsize(\"$work/photo.jpg\"); print(\"test JPEG: 4000x3000, %.2f MB, %.2f bits per pixel\" % (s/1e6, s*8/12e6))"
 echo "== 12 MP JPEG full decode (RGBA)"
 ours_full=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations")
 ours_full_mps=$(echo "$ours_full" | json megapixelsPerSecond)

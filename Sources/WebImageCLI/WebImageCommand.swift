@@ -7,6 +7,7 @@ struct WebImageCommand: AsyncParsableCommand {
         commandName: "webimage",
         abstract: "Load, decode and cache images with swift-webimage.",
         subcommands: [
+            DemoCommand.self,
             DecodeCommand.self,
             CacheCommand.self,
             BenchDecodeCommand.self,

@@ -1,11 +1,16 @@
 import Benchmark
 import WebImage
 
-// PLACEHOLDER: filled in by the work that owns this area.
+// The end-to-end pipeline benchmark belongs to the ImageManager work (not built yet); until then
+// this target measures the cache round trip the pipeline is made of: memory hit of a decoded image.
 let benchmarks: @Sendable () -> Void = {
-    Benchmark("Resample 1024² to 256²", configuration: .init(metrics: [.wallClock, .mallocCountTotal])) { benchmark in
-        let bitmap = try Bitmap(width: 1024, height: 1024, filledWith: (10, 20, 30, 255))
+    Benchmark("ImageCache memory hit", configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal])) { benchmark in
+        let cache = ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(namespace: "pipeline-benchmark")))
+        let image = DecodedImage(bitmap: try Bitmap(width: 64, height: 64, filledWith: (1, 2, 3, 255)), hasAlpha: false)
+        await cache.store(image, data: nil, key: "k", to: .memory)
         benchmark.startMeasurement()
-        blackHole(try Resampler.resize(bitmap, width: 256, height: 256))
+        for _ in benchmark.scaledIterations {
+            blackHole(await cache.query(key: "k", options: .memoryOnly))
+        }
     }
 }
