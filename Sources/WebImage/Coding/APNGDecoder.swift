@@ -29,11 +29,7 @@ struct APNGDecoder {
         guard let control = chunks.first(where: { $0.type == "acTL" }), control.body.count == 8 else { return nil }
         let plays = Int(uint32(at: control.body.lowerBound + 4))
         let canvasWidth = Int(uint32(at: header.body.lowerBound)), canvasHeight = Int(uint32(at: header.body.lowerBound + 4))
-        var limits = options
-        limits.maxPixelSize = nil
-        limits.scaleDownLargeImages = false
-        if options.scaleDownLargeImages { limits.pixelLimit = max(options.pixelLimit, 1) * 4 }
-        _ = try limits.targetSize(width: canvasWidth, height: canvasHeight)
+        try options.checkFullSizeCanvas(width: canvasWidth, height: canvasHeight)
 
         // Group data chunks under the frame control that precedes them.
         var frames: [FrameControl] = []

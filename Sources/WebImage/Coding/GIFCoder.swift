@@ -61,12 +61,8 @@ private struct GIFComposer {
     mutating func decode() throws -> DecodedImage {
         canvasWidth = Int(file.pointee.SWidth)
         canvasHeight = Int(file.pointee.SHeight)
-        var limits = options
-        limits.maxPixelSize = nil
-        limits.scaleDownLargeImages = false
-        if options.scaleDownLargeImages { limits.pixelLimit = max(options.pixelLimit, 1) * 4 }
         if canvasWidth > 0, canvasHeight > 0 {
-            _ = try limits.targetSize(width: canvasWidth, height: canvasHeight)
+            try options.checkFullSizeCanvas(width: canvasWidth, height: canvasHeight)
             canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
         }
         records: while true {
@@ -78,7 +74,7 @@ private struct GIFComposer {
             }
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
-                try readFrame(limits: limits)
+                try readFrame()
                 if options.firstFrameOnly || frameBytes >= options.animationByteLimit { break records }
             case EXTENSION_RECORD_TYPE:
                 try readExtension()
@@ -99,7 +95,7 @@ private struct GIFComposer {
                                 hasAlpha: usesTransparency)
     }
 
-    private mutating func readFrame(limits: DecodeOptions) throws {
+    private mutating func readFrame() throws {
         guard DGifGetImageDesc(file) == GIF_OK else { throw GIFCoder.error(code: file.pointee.Error, reader: reader) }
         let descriptor = file.pointee.Image
         let left = Int(descriptor.Left), top = Int(descriptor.Top)
@@ -109,7 +105,7 @@ private struct GIFComposer {
             // A zero-sized logical screen takes the first frame's size.
             canvasWidth = left + width
             canvasHeight = top + height
-            _ = try limits.targetSize(width: canvasWidth, height: canvasHeight)
+            try options.checkFullSizeCanvas(width: canvasWidth, height: canvasHeight)
             canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
         }
         let colorMap = descriptor.ColorMap ?? file.pointee.SColorMap

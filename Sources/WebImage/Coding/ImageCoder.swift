@@ -60,6 +60,23 @@ public struct DecodeOptions: Sendable, Hashable {
     }
 }
 
+extension DecodeOptions {
+    /// Checks that a canvas a decoder must build at full size (PNG, GIF, animations: formats that
+    /// cannot decode smaller) fits the pixel limit, before any pixel memory is allocated. When
+    /// scale-down is allowed the full-size canvas may be up to 4× the limit, since it is shrunk
+    /// right after decoding.
+    /// - Throws: ``WebImageError/tooLarge(_:)`` or ``WebImageError/corruptData(_:)``.
+    public func checkFullSizeCanvas(width: Int, height: Int) throws {
+        var limits = self
+        limits.maxPixelSize = nil
+        limits.scaleDownLargeImages = false
+        if scaleDownLargeImages {
+            limits.pixelLimit = max(pixelLimit, 1).multipliedReportingOverflow(by: 4).overflow ? .max : max(pixelLimit, 1) * 4
+        }
+        _ = try limits.targetSize(width: width, height: height)
+    }
+}
+
 /// How an encoder should encode.
 public struct EncodeOptions: Sendable, Hashable {
     /// Quality for lossy formats, 0...1 (JPEG, lossy WebP).

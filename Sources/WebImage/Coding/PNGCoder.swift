@@ -66,13 +66,7 @@ public struct PNGCoder: ImageCoder {
             try check(spng_get_ihdr(context, &header))
             let width = Int(header.width), height = Int(header.height)
             if checkLimit {
-                // Over the limit with scale-down allowed: decode, then shrink (PNG cannot decode
-                // smaller); the pixel limit still bounds what a hostile header can make us allocate.
-                var limits = options
-                limits.scaleDownLargeImages = false
-                limits.maxPixelSize = nil
-                if options.scaleDownLargeImages { limits.pixelLimit = max(options.pixelLimit, 1) * 4 }
-                _ = try limits.targetSize(width: width, height: height)
+                try options.checkFullSizeCanvas(width: width, height: height)
             }
             var trns = spng_trns()
             let hasTRNS = spng_get_trns(context, &trns) == 0

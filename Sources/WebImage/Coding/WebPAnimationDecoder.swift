@@ -12,11 +12,7 @@ enum WebPAnimationDecoder {
         // The canvas size is known from the VP8X header before the decoder allocates its canvas.
         var features = WebPBitstreamFeatures()
         guard WebPGetFeatures(base, count, &features) == VP8_STATUS_OK else { throw WebImageError.corruptData("WebP header") }
-        var limits = options
-        limits.maxPixelSize = nil
-        limits.scaleDownLargeImages = false
-        if options.scaleDownLargeImages { limits.pixelLimit = max(options.pixelLimit, 1) * 4 }
-        _ = try limits.targetSize(width: Int(features.width), height: Int(features.height))
+        try options.checkFullSizeCanvas(width: Int(features.width), height: Int(features.height))
         guard let decoder = WebPAnimDecoderNew(&webPData, &decoderOptions) else {
             throw WebImageError.corruptData("WebP: cannot read the animation")
         }
