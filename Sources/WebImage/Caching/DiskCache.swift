@@ -105,7 +105,7 @@ public final class DiskCache: Sendable {
         if state.expired {
             removeFiles([name])
         } else if state.known || FileManager.default.fileExists(atPath: url.path) {
-            if let file = try? Data(contentsOf: url, options: .mappedIfSafe), let entry = DiskCacheEntryFormat.decode(file) {
+            if let file = try? Data(contentsOf: url), let entry = DiskCacheEntryFormat.decode(file) {
                 index.withLock { index in
                     let created = index.entries[name]?.created ?? entry.metadata.storedDate
                     index.set(name, Entry(size: file.count, accessed: date, created: created))
@@ -157,8 +157,13 @@ public final class DiskCache: Sendable {
         let directory = configuration.directory
         let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try file.write(to: temporary)
+            do {
+                try file.write(to: temporary)
+            } catch {
+                // The directory is made on the first write (or again, if someone removed it).
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try file.write(to: temporary)
+            }
         } catch {
             throw WebImageError.fileSystem("cannot write \(temporary.path): \(error.localizedDescription)")
         }
@@ -289,22 +294,27 @@ public final class DiskCache: Sendable {
     }
 
     /// Scans the directory once: sizes and dates of entries, and leftover temporary files of
-    /// writers that died mid-write (removed).
+    /// writers that died mid-write (removed). POSIX `readdir` and `fstatat`, since a cache can hold
+    /// a hundred thousand files and FileManager's per-file resource values cost a hundred times more.
     private func loadIndexIfNeeded() {
         guard !index.withLock({ $0.isLoaded }) else { return }
-        let directory = configuration.directory
         var scanned: [String: Entry] = [:]
-        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .creationDateKey]
-        let contents = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
-        for url in contents {
-            let name = url.lastPathComponent
-            if name.hasPrefix(".tmp-") {
-                unlink(url.path)
-                continue
+        let path = configuration.directory.path
+        if let directory = opendir(path) {
+            defer { closedir(directory) }
+            let descriptor = dirfd(directory)
+            while let item = readdir(directory) {
+                let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name == "." || name == ".." { continue }
+                if name.hasPrefix(".tmp-") {
+                    unlinkat(descriptor, name, 0)
+                    continue
+                }
+                guard let attributes = Self.attributes(descriptor, name) else { continue }
+                scanned[name] = Entry(size: attributes.size, accessed: attributes.modified, created: attributes.created)
             }
-            guard let values = try? url.resourceValues(forKeys: Set(keys)), let size = values.fileSize else { continue }
-            let modified = values.contentModificationDate ?? now()
-            scanned[name] = Entry(size: size, accessed: modified, created: values.creationDate ?? modified)
         }
         index.withLock { index in
             guard !index.isLoaded else { return }
@@ -315,5 +325,23 @@ public final class DiskCache: Sendable {
             for (name, entry) in scanned { index.set(name, entry) }
             index.isLoaded = true
         }
+    }
+
+    /// Size, modification time (the last access, see `touch`) and birth time of a regular file.
+    private static func attributes(_ directory: Int32, _ name: String) -> (size: Int, modified: Date, created: Date)? {
+        #if os(Linux)
+        var info = stat()
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+        // stat has no birth time on Linux (statx has, but Swift's Glibc module does not export it):
+        // after a restart, the age of an entry "since creation" is measured from its last access.
+        return (Int(info.st_size), modified, modified)
+        #else
+        var info = stat()
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let modified = Date(timeIntervalSince1970: Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9)
+        let created = Date(timeIntervalSince1970: Double(info.st_birthtimespec.tv_sec) + Double(info.st_birthtimespec.tv_nsec) / 1e9)
+        return (Int(info.st_size), modified, created)
+        #endif
     }
 }

@@ -28,9 +28,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         var timeToLive: Duration?
 
         mutating func unlink(_ index: Int) {
-            let slot = slots[index]
-            if slot.newer >= 0 { slots[slot.newer].older = slot.older } else { newest = slot.older }
-            if slot.older >= 0 { slots[slot.older].newer = slot.newer } else { oldest = slot.newer }
+            let newer = slots[index].newer, older = slots[index].older
+            if newer >= 0 { slots[newer].older = older } else { newest = older }
+            if older >= 0 { slots[older].newer = newer } else { oldest = newer }
         }
 
         mutating func linkAsNewest(_ index: Int) {
@@ -65,6 +65,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Guards every entry, the LRU links and the limits.
     private let storage: Mutex<Storage>
     private let clock: @Sendable () -> ContinuousClock.Instant
+    private let hasTimeToLive: Bool
+    /// The store time of entries in caches without a time-to-live (never compared).
+    private let createdAt = ContinuousClock.now
 
     /// The default cost limit: a fifth of physical memory, at most 1 GiB. Decoded images are
     /// large (a 12 MP photo is 48 MB), so a fixed count means nothing; a share of the memory does,
@@ -83,20 +86,24 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
                 clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
         storage = Mutex(Storage(costLimit: max(0, costLimit), countLimit: max(0, countLimit), timeToLive: timeToLive))
         self.clock = clock
+        self.hasTimeToLive = timeToLive != nil
     }
 
     /// The value for `key`, marking it most recently used; `nil` if absent or expired.
     public func value(forKey key: Key) -> Value? {
-        let now = clock()
+        // Reading the clock costs as much as the lookup: only caches with a time-to-live do.
+        let now = hasTimeToLive ? clock() : nil
         var expired: Value?
         let found: Value? = storage.withLock { storage in
             guard let index = storage.indices[key] else { return nil }
-            if let ttl = storage.timeToLive, now - storage.slots[index].stored > ttl {
+            if let now, let ttl = storage.timeToLive, now - storage.slots[index].stored > ttl {
                 expired = storage.remove(index)
                 return nil
             }
-            storage.unlink(index)
-            storage.linkAsNewest(index)
+            if storage.newest != index {
+                storage.unlink(index)
+                storage.linkAsNewest(index)
+            }
             return storage.slots[index].value
         }
         _ = expired
@@ -106,7 +113,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Stores `value` as the most recently used entry, then evicts the least recently used ones
     /// until the limits hold. A value costing more than the whole limit is not kept.
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) {
-        let now = clock()
+        let now = hasTimeToLive ? clock() : createdAt
         let evicted: [Value] = storage.withLock { storage in
             var evicted: [Value] = []
             if let index = storage.indices[key], let old = storage.remove(index) { evicted.append(old) }
