@@ -25,10 +25,11 @@ let package = Package(
         codec("CPNG", pkgConfig: "spng", apt: "libspng-dev"),
         codec("CWebP", pkgConfig: "libwebpdemux", apt: "libwebp-dev"),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
+        codec("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         .target(
             name: "WebImage",
             dependencies: [
-                "CJPEG", "CPNG", "CWebP", "CGIF",
+                "CJPEG", "CPNG", "CWebP", "CGIF", "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -7,32 +7,53 @@ import Synchronization
 /// a dictionary maps keys to slots, and one `Mutex` guards it all for the few instructions each
 /// operation needs. Values evicted by an operation are released after the lock is dropped.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private struct Slot {
-        var key: Key?
-        var value: Value?
-        var cost: Int
-        var stored: ContinuousClock.Instant
-        var newer: Int   // towards the most recently used end; -1 at the end
-        var older: Int   // towards the least recently used end; -1 at the end
+    @usableFromInline
+    struct Slot {
+        @usableFromInline var key: Key?
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
+        @usableFromInline var stored: ContinuousClock.Instant
+        @usableFromInline var newer: Int   // towards the most recently used end; -1 at the end
+        @usableFromInline var older: Int   // towards the least recently used end; -1 at the end
+
+        @usableFromInline
+        init(key: Key?, value: Value?, cost: Int, stored: ContinuousClock.Instant, newer: Int, older: Int) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+            self.stored = stored
+            self.newer = newer
+            self.older = older
+        }
     }
 
-    private struct Storage {
-        var indices: [Key: Int] = [:]
-        var slots: [Slot] = []
-        var free: [Int] = []
-        var newest = -1
-        var oldest = -1
-        var totalCost = 0
-        var costLimit: Int
-        var countLimit: Int
-        var timeToLive: Duration?
+    @usableFromInline
+    struct Storage {
+        @usableFromInline var indices: [Key: Int] = [:]
+        @usableFromInline var slots: [Slot] = []
+        @usableFromInline var free: [Int] = []
+        @usableFromInline var newest = -1
+        @usableFromInline var oldest = -1
+        @usableFromInline var totalCost = 0
+        @usableFromInline var costLimit: Int
+        @usableFromInline var countLimit: Int
+        @usableFromInline var timeToLive: Duration?
 
+        @usableFromInline
+        init(costLimit: Int, countLimit: Int, timeToLive: Duration?) {
+            self.costLimit = costLimit
+            self.countLimit = countLimit
+            self.timeToLive = timeToLive
+        }
+
+        @inlinable
         mutating func unlink(_ index: Int) {
             let newer = slots[index].newer, older = slots[index].older
             if newer >= 0 { slots[newer].older = older } else { newest = older }
             if older >= 0 { slots[older].newer = newer } else { oldest = newer }
         }
 
+        @inlinable
         mutating func linkAsNewest(_ index: Int) {
             slots[index].newer = -1
             slots[index].older = newest
@@ -42,6 +63,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
 
         /// Removes the slot and hands its value back, so the caller can release it unlocked.
+        @inlinable
         mutating func remove(_ index: Int) -> Value? {
             unlink(index)
             let value = slots[index].value
@@ -53,6 +75,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             return value
         }
 
+        @inlinable
         mutating func evict(toCost cost: Int, count: Int) -> [Value] {
             var evicted: [Value] = []
             while oldest >= 0, totalCost > cost || indices.count > count {
@@ -63,11 +86,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Guards every entry, the LRU links and the limits.
-    private let storage: Mutex<Storage>
-    private let clock: @Sendable () -> ContinuousClock.Instant
-    private let hasTimeToLive: Bool
+    @usableFromInline let storage: Mutex<Storage>
+    @usableFromInline let clock: @Sendable () -> ContinuousClock.Instant
+    @usableFromInline let hasTimeToLive: Bool
     /// The store time of entries in caches without a time-to-live (never compared).
-    private let createdAt = ContinuousClock.now
+    @usableFromInline let createdAt = ContinuousClock.now
 
     /// The default cost limit: a fifth of physical memory, at most 1 GiB. Decoded images are
     /// large (a 12 MP photo is 48 MB), so a fixed count means nothing; a share of the memory does,
@@ -90,6 +113,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The value for `key`, marking it most recently used; `nil` if absent or expired.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         // Reading the clock costs as much as the lookup: only caches with a time-to-live do.
         let now = hasTimeToLive ? clock() : nil
@@ -112,6 +136,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Stores `value` as the most recently used entry, then evicts the least recently used ones
     /// until the limits hold. A value costing more than the whole limit is not kept.
+    @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) {
         let now = hasTimeToLive ? clock() : createdAt
         let evicted: [Value] = storage.withLock { storage in

@@ -1,22 +1,23 @@
+import CZlib
 import Foundation
 
-/// CRC-32 (ISO 3309, as PNG uses it): PNG chunks and disk-cache entry checks.
+/// CRC-32 (ISO 3309, as PNG uses it): PNG chunks and disk-cache entry checks. zlib's
+/// implementation, which is several times faster than a byte-at-a-time table in Swift.
 enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { n in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB88320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
     static func checksum(_ data: Data) -> UInt32 {
         data.withUnsafeBytes { checksum($0) }
     }
 
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { table in
-            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count > 0 else { return 0 }
+        var crc = crc32(0, nil, 0)
+        var offset = 0
+        // zlib takes 32-bit lengths.
+        while offset < bytes.count {
+            let length = min(bytes.count - offset, Int(UInt32.max >> 1))
+            crc = crc32(crc, base + offset, UInt32(length))
+            offset += length
         }
-        return crc ^ 0xFFFF_FFFF
+        return UInt32(truncatingIfNeeded: crc)
     }
 }
