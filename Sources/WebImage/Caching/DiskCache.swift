@@ -106,11 +106,14 @@ public final class DiskCache: Sendable {
             removeFiles([name])
         } else if state.known || FileManager.default.fileExists(atPath: url.path) {
             if let file = try? Data(contentsOf: url), let entry = DiskCacheEntryFormat.decode(file) {
-                index.withLock { index in
-                    let created = index.entries[name]?.created ?? entry.metadata.storedDate
-                    index.set(name, Entry(size: file.count, accessed: date, created: created))
+                let previousAccess: Date? = index.withLock { index in
+                    let previous = index.entries[name]
+                    index.set(name, Entry(size: file.count, accessed: date, created: previous?.created ?? entry.metadata.storedDate))
+                    return previous?.accessed
                 }
-                touch(url, date)
+                // The file's date carries the access time across restarts; minute precision is
+                // plenty for LRU order, and skipping the write keeps hot reads to one syscall.
+                if previousAccess.map({ date.timeIntervalSince($0) > 60 }) ?? true { touch(url, date) }
                 return entry
             }
             // Torn, truncated or planted: not an entry. Remove it so it is not read again.
