@@ -1,11 +1,13 @@
 /// Blurs every frame with an approximate Gaussian: three box blurs in each direction, whose
-/// widths are chosen so their combined variance matches the Gaussian's (within a few percent).
+/// widths are chosen so their combined variance matches the Gaussian's (boxes have odd integer
+/// widths, so it is off by up to about 17 % for small radii, less for large ones).
 ///
 /// Blurring works on premultiplied values, so transparent pixels do not darken their neighbours;
 /// beyond the edges the edge pixels repeat, so the borders do not fade.
 public struct BlurTransformer: ImageTransformer, Hashable {
     /// The Gaussian's standard deviation in pixels (what Pillow's `GaussianBlur` and Core Image's
-    /// `CIGaussianBlur` call radius). 0 or less, or not finite, leaves the image unchanged;
+    /// `CIGaussianBlur` call radius). Below about 0.6 (where the smallest box is already too wide),
+    /// 0 or less, or not finite, the image is left unchanged;
     /// values above 1000 act as 1000.
     public var radius: Double
 
