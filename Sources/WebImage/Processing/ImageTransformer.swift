@@ -9,3 +9,15 @@ public protocol ImageTransformer: Sendable {
     /// frame by frame should transform each.
     func transform(_ image: DecodedImage) throws -> DecodedImage
 }
+
+extension ImageTransformer {
+    /// The cache key of this transform's result for an image cached under `key`.
+    ///
+    /// The rule is `key + "-" + identifier`, or `key` unchanged when ``identifier`` is empty (an
+    /// empty ``PipelineTransformer``). It uses only the two strings, so it is the same in every
+    /// process and every run, which the disk cache relies on.
+    public func cacheKey(for key: String) -> String {
+        let identifier = self.identifier
+        return identifier.isEmpty ? key : key + "-" + identifier
+    }
+}

@@ -11,6 +11,12 @@ public enum Resampler {
                               filter: ResamplingFilter = .lanczos3) throws -> Bitmap {
         guard width > 0, height > 0 else { throw WebImageError.corruptData("resize to \(width)×\(height)") }
         if width == bitmap.width, height == bitmap.height { return bitmap }
+        // The float buffers below are sized from the caller's numbers: refuse what overflows
+        // instead of trapping in `allocate`.
+        guard Bitmap.byteCount(width: width, height: height) != nil,
+              Bitmap.byteCount(width: width, height: bitmap.height) != nil else {
+            throw WebImageError.tooLarge("resize to \(width)×\(height) overflows")
+        }
         let horizontal = Contributions(source: bitmap.width, target: width, filter: filter)
         let vertical = Contributions(source: bitmap.height, target: height, filter: filter)
         let sourceWidth = bitmap.width, sourceHeight = bitmap.height
