@@ -35,20 +35,11 @@ public struct GrayscaleTransformer: ImageTransformer, Hashable {
     public func transform(_ image: DecodedImage) throws -> DecodedImage {
         let (wr, wg, wb) = coefficients.weights
         return try image.mappingFrames { bitmap in
-            try bitmap.withUnsafeBytes { source in
-                try Bitmap(width: bitmap.width, height: bitmap.height) { target in
-                    let from = source.bindMemory(to: UInt8.self)
-                    let to = target.bindMemory(to: UInt8.self)
-                    var index = 0
-                    while index < from.count {
-                        let sum = UInt32(from[index]) * wr + UInt32(from[index + 1]) * wg
-                            + UInt32(from[index + 2]) * wb
-                        let luma = UInt8((sum + 5000) / 10000)
-                        to[index] = luma; to[index + 1] = luma; to[index + 2] = luma
-                        to[index + 3] = from[index + 3]
-                        index += 4
-                    }
-                }
+            try bitmap.mappingPixels { from, to, index in
+                let sum = UInt32(from[index]) * wr + UInt32(from[index + 1]) * wg + UInt32(from[index + 2]) * wb
+                let luma = UInt8((sum + 5000) / 10000)
+                to[index] = luma; to[index + 1] = luma; to[index + 2] = luma
+                to[index + 3] = from[index + 3]
             }
         }
     }

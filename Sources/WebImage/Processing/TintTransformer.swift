@@ -20,19 +20,11 @@ public struct TintTransformer: ImageTransformer, Hashable {
         let red = UInt32(color.red) * strength, green = UInt32(color.green) * strength
         let blue = UInt32(color.blue) * strength
         return try image.mappingFrames { bitmap in
-            try bitmap.withUnsafeBytes { source in
-                try Bitmap(width: bitmap.width, height: bitmap.height) { target in
-                    let from = source.bindMemory(to: UInt8.self)
-                    let to = target.bindMemory(to: UInt8.self)
-                    var index = 0
-                    while index < from.count {
-                        to[index] = UInt8((red + UInt32(from[index]) * keep + 127) / 255)
-                        to[index + 1] = UInt8((green + UInt32(from[index + 1]) * keep + 127) / 255)
-                        to[index + 2] = UInt8((blue + UInt32(from[index + 2]) * keep + 127) / 255)
-                        to[index + 3] = from[index + 3]
-                        index += 4
-                    }
-                }
+            try bitmap.mappingPixels { from, to, index in
+                to[index] = UInt8((red + UInt32(from[index]) * keep + 127) / 255)
+                to[index + 1] = UInt8((green + UInt32(from[index + 1]) * keep + 127) / 255)
+                to[index + 2] = UInt8((blue + UInt32(from[index + 2]) * keep + 127) / 255)
+                to[index + 3] = from[index + 3]
             }
         }
     }

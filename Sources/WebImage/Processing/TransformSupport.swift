@@ -37,3 +37,24 @@ extension DecodedImage {
         try replacingFrames(frames.map { ImageFrame(bitmap: try body($0.bitmap), duration: $0.duration) })
     }
 }
+
+extension Bitmap {
+    /// A same-sized bitmap made pixel by pixel: `transform` reads one source pixel (RGBA at
+    /// `source[offset...]`) and writes the target pixel at the same offset. The one loop every
+    /// per-pixel transformer shares.
+    func mappingPixels(
+        _ transform: (_ source: UnsafeBufferPointer<UInt8>, _ target: UnsafeMutableBufferPointer<UInt8>, _ offset: Int) -> Void
+    ) throws -> Bitmap {
+        try withUnsafeBytes { source in
+            try Bitmap(width: width, height: height) { target in
+                let from = source.bindMemory(to: UInt8.self)
+                let to = target.bindMemory(to: UInt8.self)
+                var offset = 0
+                while offset < from.count {
+                    transform(from, to, offset)
+                    offset += 4
+                }
+            }
+        }
+    }
+}
