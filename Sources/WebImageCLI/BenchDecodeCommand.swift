@@ -37,7 +37,9 @@ struct BenchDecodeCommand: AsyncParsableCommand {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let perDecode = seconds / Double(max(iterations, 1))
         // Throughput counts source megapixels, as tjbench does.
-        let sourcePixels = Double(Self.sourcePixels(data) ?? image.width * image.height)
+        // A full-size decode already knows the source size; only thumbnails need it looked up.
+        let sourcePixels = Double(maxPixelSize == nil ? image.width * image.height
+                                  : Self.sourcePixels(data) ?? image.width * image.height)
         print(String(format: "{\"file\":\"%@\",\"width\":%d,\"height\":%d,\"msPerDecode\":%.3f,\"megapixelsPerSecond\":%.2f,\"peakGrowthKB\":%d}",
                      (file as NSString).lastPathComponent, image.width, image.height, perDecode * 1000,
                      sourcePixels / perDecode / 1e6, peakGrowth ?? -1))

@@ -216,25 +216,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The cost limit; lowering it evicts at once.
     public var costLimit: Int {
         get { storage.withLock { $0.costLimit } }
-        set {
-            let evicted = storage.withLock { storage -> [Value] in
-                storage.costLimit = max(0, newValue)
-                return storage.evict(toCost: storage.costLimit, count: storage.countLimit)
-            }
-            _ = evicted
-        }
+        set { changeLimits { $0.costLimit = max(0, newValue) } }
     }
 
     /// The count limit; lowering it evicts at once.
     public var countLimit: Int {
         get { storage.withLock { $0.countLimit } }
-        set {
-            let evicted = storage.withLock { storage -> [Value] in
-                storage.countLimit = max(0, newValue)
-                return storage.evict(toCost: storage.costLimit, count: storage.countLimit)
-            }
-            _ = evicted
+        set { changeLimits { $0.countLimit = max(0, newValue) } }
+    }
+
+    /// Applies a limit change, then evicts what no longer fits (released after the lock).
+    private func changeLimits(_ change: (inout Storage) -> Void) {
+        let evicted = storage.withLock { storage -> [Value] in
+            change(&storage)
+            return storage.evict(toCost: storage.costLimit, count: storage.countLimit)
         }
+        _ = evicted
     }
 
     /// Keys from most to least recently used (for inspection and tests; O(n)).
