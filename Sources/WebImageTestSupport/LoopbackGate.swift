@@ -32,7 +32,7 @@ public final class LoopbackGate: Sendable {
 
     /// Suspends until the gate opens or the calling task is cancelled (the server cancels a
     /// connection's task when the client goes away or the server shuts down).
-    func wait() async {
+    public func wait() async {
         let id = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID

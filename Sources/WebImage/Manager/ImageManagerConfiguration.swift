@@ -1,0 +1,24 @@
+import Foundation
+
+/// How an ``ImageManager`` behaves for every load (a load's ``ImageLoadContext`` can override parts).
+public struct ImageManagerConfiguration: Sendable {
+    /// Chooses cache keys; `nil` uses the absolute URL string.
+    public var cacheKeyFilter: CacheKeyFilter?
+    /// Decides whether a cache miss may be downloaded; `nil` allows every download.
+    public var shouldDownload: ShouldDownloadHook?
+    /// With ``ImageLoadOptions/scaleDownLargeImages``, images of more pixels than this decode
+    /// smaller to fit. The default, 16,777,216 (4096 × 4096, 64 MiB of RGBA8), is about
+    /// SDWebImage's limit on devices.
+    public var scaleDownPixelLimit: Int
+    /// How many decodes and transforms run at once; the default is the number of active cores.
+    public var processingConcurrency: Int
+
+    public init(cacheKeyFilter: CacheKeyFilter? = nil, shouldDownload: ShouldDownloadHook? = nil,
+                scaleDownPixelLimit: Int = 4096 * 4096,
+                processingConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        self.cacheKeyFilter = cacheKeyFilter
+        self.shouldDownload = shouldDownload
+        self.scaleDownPixelLimit = scaleDownPixelLimit
+        self.processingConcurrency = processingConcurrency
+    }
+}

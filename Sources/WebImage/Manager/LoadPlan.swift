@@ -1,0 +1,74 @@
+import Foundation
+
+/// Everything one load decides before doing any work: which parts it uses, its cache keys, how it
+/// decodes, which transforms it runs.
+struct LoadPlan: Sendable {
+    let url: URL
+    let options: ImageLoadOptions
+    let context: ImageLoadContext
+    let priority: LoadPriority
+    let cache: (any ImageCaching)?
+    let loader: any ImageLoader
+    let coders: ImageCodersManager
+    /// The key of the original bytes on disk; `nil` when this load is not cached.
+    let sourceKey: String?
+    /// The key of the delivered image: the source key plus thumbnail, first-frame and transform suffixes.
+    let finalKey: String?
+    let decodeOptions: DecodeOptions
+    /// The transform steps, pipelines flattened, so every prefix is a shareable stage.
+    let transformers: [any ImageTransformer]
+
+    init(url: URL, options: ImageLoadOptions, context: ImageLoadContext, manager: ImageManager) {
+        self.url = url
+        self.options = options
+        self.context = context
+        if let priority = context.priority {
+            self.priority = priority
+        } else if options.contains(.highPriority) {
+            self.priority = .high
+        } else if options.contains(.lowPriority) {
+            self.priority = .low
+        } else {
+            self.priority = .normal
+        }
+        cache = context.cache ?? manager.cache
+        loader = context.loader ?? manager.loader
+        coders = context.coders ?? manager.coders
+        var decodeOptions = DecodeOptions(maxPixelSize: context.maxPixelSize,
+                                          firstFrameOnly: options.contains(.decodeFirstFrameOnly))
+        if options.contains(.scaleDownLargeImages) {
+            decodeOptions.scaleDownLargeImages = true
+            decodeOptions.pixelLimit = manager.configuration.scaleDownPixelLimit
+        }
+        self.decodeOptions = decodeOptions
+        if let pipeline = context.transformer as? PipelineTransformer {
+            transformers = pipeline.transformers
+        } else {
+            transformers = context.transformer.map { [$0] } ?? []
+        }
+        let filter = context.cacheKeyFilter ?? manager.configuration.cacheKeyFilter
+        let sourceKey = filter.map { $0(url) } ?? url.absoluteString
+        let transformers = self.transformers
+        self.sourceKey = sourceKey
+        finalKey = sourceKey.map { Self.finalKey(source: $0, decodeOptions: decodeOptions, transformers: transformers) }
+    }
+
+    /// The key of an image decoded from the bytes under `source` with `decodeOptions` and then
+    /// transformed: a thumbnail or a first frame is a different image from the original, so it
+    /// gets a key of its own (as SDWebImage's thumbnail keys do).
+    static func finalKey(source: String, decodeOptions: DecodeOptions, transformers: [any ImageTransformer]) -> String {
+        var key = source
+        if let maxPixelSize = decodeOptions.maxPixelSize { key += "-thumbnail(\(maxPixelSize))" }
+        if decodeOptions.firstFrameOnly { key += "-firstFrame" }
+        if !transformers.isEmpty { key = PipelineTransformer(transformers).cacheKey(for: key) }
+        return key
+    }
+
+    /// Whether the delivered image is the decoded original, stored under the source key.
+    var deliversOriginal: Bool { finalKey == sourceKey }
+
+    /// The effective download-gate hook.
+    func shouldDownload(_ manager: ImageManager) -> ShouldDownloadHook? {
+        context.shouldDownload ?? manager.configuration.shouldDownload
+    }
+}

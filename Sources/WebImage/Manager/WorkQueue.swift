@@ -1,0 +1,92 @@
+import Foundation
+import Synchronization
+
+/// Runs CPU-heavy work (decoding, transforming) at most ``width`` at a time, highest priority
+/// first, then first come first served.
+///
+/// Bounding the width keeps a burst of a thousand decodes from occupying every thread at once
+/// (the network's event loops and the callers keep theirs), and the ordering lets a visible
+/// image's decode overtake a prefetch's. The lock guards only the waiting list and the count.
+final class WorkQueue: Sendable {
+    private struct Waiter {
+        var id: Int
+        var priority: LoadPriority
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var running = 0
+        var waiting: [Waiter] = []
+        var nextID = 0
+    }
+
+    /// How many pieces of work run at once.
+    let width: Int
+    private let state = Mutex(State())
+
+    init(width: Int) { self.width = max(1, width) }
+
+    /// A ticket for one piece of work, so its priority can change while it waits.
+    func makeTicket() -> Int { state.withLock { state in defer { state.nextID += 1 }; return state.nextID } }
+
+    /// Runs `work` once a slot is free. Throws ``WebImageError/cancelled`` when the task is
+    /// cancelled while waiting.
+    func perform<T: Sendable>(ticket: Int, priority: LoadPriority, _ work: @Sendable () throws -> T) async throws -> T {
+        try await acquire(ticket: ticket, priority: priority)
+        defer { release() }
+        guard !Task.isCancelled else { throw WebImageError.cancelled }
+        return try work()
+    }
+
+    /// Raises or lowers a waiting ticket's priority (no effect once it runs).
+    func setPriority(_ priority: LoadPriority, ticket: Int) {
+        state.withLock { state in
+            if let index = state.waiting.firstIndex(where: { $0.id == ticket }) { state.waiting[index].priority = priority }
+        }
+    }
+
+    private func acquire(ticket: Int, priority: LoadPriority) async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Decision { case run, wait, cancel }
+                // The cancellation flag is set before `onCancel` runs, so a waiter appended here is
+                // either seen by `onCancel` or never appended.
+                let decision = state.withLock { state -> Decision in
+                    if Task.isCancelled { return .cancel }
+                    if state.running < width {
+                        state.running += 1
+                        return .run
+                    }
+                    state.waiting.append(Waiter(id: ticket, priority: priority, continuation: continuation))
+                    return .wait
+                }
+                switch decision {
+                case .run: continuation.resume()
+                case .cancel: continuation.resume(throwing: WebImageError.cancelled)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiting.firstIndex(where: { $0.id == ticket }) else { return nil }
+                return state.waiting.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: WebImageError.cancelled)
+        }
+    }
+
+    private func release() {
+        let next = state.withLock { state -> Waiter? in
+            // Highest priority first; among equals the earliest ticket (FIFO).
+            guard let index = state.waiting.indices.max(by: { lhs, rhs in
+                let a = state.waiting[lhs], b = state.waiting[rhs]
+                return a.priority != b.priority ? a.priority < b.priority : a.id > b.id
+            }) else {
+                state.running -= 1
+                return nil
+            }
+            return state.waiting.remove(at: index)
+        }
+        next?.continuation.resume()
+    }
+}
