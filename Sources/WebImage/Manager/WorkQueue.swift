@@ -38,6 +38,14 @@ final class WorkQueue: Sendable {
         return try work()
     }
 
+    /// Runs asynchronous `work` once a slot is free (for limits on whole loads, not CPU work).
+    func performAsync<T: Sendable>(ticket: Int, priority: LoadPriority, _ work: @Sendable () async throws -> T) async throws -> T {
+        try await acquire(ticket: ticket, priority: priority)
+        defer { release() }
+        guard !Task.isCancelled else { throw WebImageError.cancelled }
+        return try await work()
+    }
+
     /// Raises or lowers a waiting ticket's priority (no effect once it runs).
     func setPriority(_ priority: LoadPriority, ticket: Int) {
         state.withLock { state in
