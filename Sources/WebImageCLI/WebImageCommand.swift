@@ -8,6 +8,8 @@ struct WebImageCommand: AsyncParsableCommand {
         abstract: "Load, decode and cache images with swift-webimage.",
         subcommands: [
             DemoCommand.self,
+            LoadCommand.self,
+            PrefetchCommand.self,
             DecodeCommand.self,
             CacheCommand.self,
             BenchDecodeCommand.self,

@@ -53,7 +53,7 @@ extension ImageManager {
             if plan.options.contains(.waitStoreCache) {
                 await store(image, data: data, response: response, plan: plan)
             } else {
-                Task.detached(priority: .utility) { [self] in await store(image, data: data, response: response, plan: plan) }
+                storeInBackground { [self] in await store(image, data: data, response: response, plan: plan) }
             }
             return result
         }

@@ -32,6 +32,7 @@ public final class ImageManager: Sendable {
     let failedURLs = FailedURLList()
     private let running = Mutex<Set<ImageTask>>([])
     private let storesInFlight = Mutex<Set<String>>([])
+    private let backgroundStores = Mutex<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
 
     /// Creates a manager from its parts.
     public init(cache: any ImageCaching = ImageCache.shared, loader: any ImageLoader = ImageDownloader.shared,
@@ -159,7 +160,28 @@ public final class ImageManager: Sendable {
                           to: toDisk ? .memoryAndDisk : .memory)
     }
 
+    /// Waits until every store still running behind a delivered load has landed. Call it before
+    /// a process exits, or the last images loaded may not reach the disk cache.
+    public func waitForPendingStores() async {
+        while true {
+            let pending = backgroundStores.withLock { Array($0.tasks.values) }
+            if pending.isEmpty { return }
+            for task in pending { await task.value }
+        }
+    }
+
     // MARK: Store claims
+
+    func storeInBackground(_ work: @escaping @Sendable () async -> Void) {
+        backgroundStores.withLock { state in
+            let id = state.next
+            state.next += 1
+            state.tasks[id] = Task.detached(priority: .utility) { [self] in
+                await work()
+                _ = backgroundStores.withLock { $0.tasks.removeValue(forKey: id) }
+            }
+        }
+    }
 
     /// Claims the store of `key` so loads that shared a stage don't write the same entry twice.
     func claimStore(_ key: String) -> Bool { storesInFlight.withLock { $0.insert(key).inserted } }

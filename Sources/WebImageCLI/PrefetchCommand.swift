@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `webimage prefetch --urls-file FILE`: warms the cache with a progress bar and a summary.
+struct PrefetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prefetch",
+        abstract: "Load a list of URLs into the cache at low priority, with a progress bar."
+    )
+
+    @OptionGroup var common: ManagerArguments
+
+    @Flag(help: "Print the summary as JSON.")
+    var json = false
+
+    @Flag(help: "Draw no progress bar.")
+    var noProgress = false
+
+    func validate() throws {
+        guard common.urlsFile != nil else { throw ValidationError("--urls-file is required") }
+    }
+
+    func run() async throws {
+        let urls = try common.urls([])
+        let manager = common.makeManager()
+        let prefetcher = ImagePrefetcher(manager: manager,
+                                         configuration: .init(maxConcurrentPrefetches: common.concurrency))
+        let token = prefetcher.prefetch(urls, context: ImageLoadContext(headers: try common.parsedHeaders()))
+        let bar = ProgressBar()
+        // On a terminal the bar redraws in place; in a log it prints at every tenth.
+        let interactive = isatty(STDERR_FILENO) == 1
+        var lastTenth = -1
+        for await progress in token.progress where !noProgress {
+            if interactive {
+                FileHandle.standardError.write(Data(("\r" + bar.render(progress) + "\u{1B}[K").utf8))
+            } else if Int(progress.fraction * 10) > lastTenth {
+                lastTenth = Int(progress.fraction * 10)
+                FileHandle.standardError.write(Data((bar.render(progress) + "\n").utf8))
+            }
+        }
+        if interactive, !noProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+        let summary = await token.summary
+        await manager.waitForPendingStores()
+        let seconds = summary.duration.milliseconds / 1000
+        let progress = summary.progress
+        if json {
+            let object: [String: Any] = [
+                "total": progress.total, "finished": progress.finished, "failed": progress.failed,
+                "cacheHits": summary.cacheHits, "downloadedBytes": progress.downloadedBytes,
+                "seconds": (seconds * 1e6).rounded() / 1e6, "cancelled": summary.wasCancelled,
+            ]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("prefetched \(progress.finished) of \(progress.total) (\(summary.cacheHits) already cached, \(progress.failed) failed), "
+                  + ProgressBar.bytes(progress.downloadedBytes) + String(format: " downloaded in %.2f s", seconds))
+        }
+        if progress.failed > 0 { throw ExitCode(1) }
+    }
+}
