@@ -25,8 +25,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-NGINX="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
-[[ -x "$NGINX" ]] || { echo "nginx not found (apt-get install nginx)" >&2; exit 1; }
+source "$(dirname "$0")/nginx-fixture.sh"
 command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
 
 if [[ -z "${WEBIMAGE_BIN:-}" ]]; then
@@ -35,14 +34,13 @@ if [[ -z "${WEBIMAGE_BIN:-}" ]]; then
 fi
 
 WORK="$(mktemp -d /tmp/webimage-bench.XXXXXX)"
-NGINX_PID=""
 cleanup() {
-    if [[ -n "$NGINX_PID" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi >/dev/null
+    stop_nginx
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-mkdir -p "$WORK/www" "$WORK/logs" "$WORK/tmp"
+mkdir -p "$WORK/www"
 python3 - "$WORK/www" "$FILES" "$SIZE" <<'PY'
 import os, sys
 root, files, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -51,40 +49,7 @@ for n in range(files):
         f.write(os.urandom(size))
 PY
 
-# When run as root, nginx workers drop to an unprivileged user: let them read the files.
-chmod -R a+rX "$WORK"
-
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
-cat > "$WORK/nginx.conf" <<CONF
-daemon off;
-worker_processes 2;
-pid $WORK/logs/nginx.pid;
-error_log $WORK/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    keepalive_requests 100000;
-    keepalive_timeout 60s;
-    client_body_temp_path $WORK/tmp/body;
-    proxy_temp_path $WORK/tmp/proxy;
-    fastcgi_temp_path $WORK/tmp/fastcgi;
-    uwsgi_temp_path $WORK/tmp/uwsgi;
-    scgi_temp_path $WORK/tmp/scgi;
-    types { image/jpeg jpg; }
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WORK/www;
-    }
-}
-CONF
-"$NGINX" -c "$WORK/nginx.conf" -p "$WORK" 2>"$WORK/logs/stderr.log" &
-NGINX_PID=$!
-for _ in $(seq 1 50); do
-    curl -sf -o /dev/null "http://127.0.0.1:$PORT/0.jpg" && break
-    sleep 0.1
-done
-curl -sf -o /dev/null "http://127.0.0.1:$PORT/0.jpg" || { echo "nginx did not start:"; cat "$WORK/logs/"*; exit 1; }
+start_nginx
 
 : > "$WORK/urls.txt"
 : > "$WORK/curl.conf"

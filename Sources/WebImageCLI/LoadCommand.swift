@@ -155,18 +155,31 @@ struct LoadCommand: AsyncParsableCommand {
     }
 }
 
-/// What happened to one load.
+/// What happened to one load (the facts only: holding the image would keep every bitmap alive).
 struct LoadRecord {
+    struct Loaded {
+        var cacheType: ImageCacheType
+        var width: Int
+        var height: Int
+        var frames: Int
+        var bytes: Int
+        var finalURL: URL
+        var cacheKey: String?
+    }
+
     var url: URL
     var pass: Int
-    var result: ImageResult?
+    var result: Loaded?
     var error: WebImageError?
     var elapsed: Duration
 
     init(url: URL, pass: Int, result: ImageResult? = nil, error: (any Error)? = nil, elapsed: Duration) {
         self.url = url
         self.pass = pass
-        self.result = result
+        self.result = result.map {
+            Loaded(cacheType: $0.cacheType, width: $0.image.width, height: $0.image.height, frames: $0.image.frames.count,
+                   bytes: $0.data?.count ?? 0, finalURL: $0.url, cacheKey: $0.cacheKey)
+        }
         self.error = error.map { $0 as? WebImageError ?? .connectionFailed(String(describing: $0)) }
         self.elapsed = elapsed
     }
@@ -175,12 +188,11 @@ struct LoadRecord {
 
     var line: String {
         if let result {
-            let image = result.image
-            let frames = image.frames.count == 1 ? "1 frame" : "\(image.frames.count) frames"
+            let frames = result.frames == 1 ? "1 frame" : "\(result.frames) frames"
             return "ok    " + result.cacheType.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
-                + "\(image.width)×\(image.height)".padding(toLength: 12, withPad: " ", startingAt: 0)
+                + "\(result.width)×\(result.height)".padding(toLength: 12, withPad: " ", startingAt: 0)
                 + frames.padding(toLength: 10, withPad: " ", startingAt: 0)
-                + String(format: "%8.1f KB %8.1f ms  ", Double(result.data?.count ?? 0) / 1024, milliseconds) + url.absoluteString
+                + String(format: "%8.1f KB %8.1f ms  ", Double(result.bytes) / 1024, milliseconds) + url.absoluteString
         }
         return "FAIL  \(error?.code ?? "unknown") (\(error?.description ?? ""))" + String(format: " %8.1f ms  ", milliseconds) + url.absoluteString
     }
@@ -190,11 +202,11 @@ struct LoadRecord {
                                      "ms": (milliseconds * 1000).rounded() / 1000]
         if let result {
             object["cacheType"] = result.cacheType.rawValue
-            object["width"] = result.image.width
-            object["height"] = result.image.height
-            object["frames"] = result.image.frames.count
-            object["bytes"] = result.data?.count ?? 0
-            object["finalURL"] = result.url.absoluteString
+            object["width"] = result.width
+            object["height"] = result.height
+            object["frames"] = result.frames
+            object["bytes"] = result.bytes
+            object["finalURL"] = result.finalURL.absoluteString
             if let key = result.cacheKey { object["cacheKey"] = key }
         }
         if let error {

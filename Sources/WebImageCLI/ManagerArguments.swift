@@ -19,11 +19,15 @@ struct ManagerArguments: ParsableArguments {
     @Option(name: .customLong("header"), help: "An extra request header, 'Name: value' (repeatable).")
     var headers: [String] = []
 
+    @Option(help: "The memory cache limit in MiB (default: a fifth of physical memory, at most 1 GiB).")
+    var memoryLimit: Int?
+
     @Option(help: "A file of URLs, one per line (blank lines and lines starting with # are skipped).")
     var urlsFile: String?
 
     func validate() throws {
         guard concurrency > 0 else { throw ValidationError("--concurrency must be at least 1") }
+        if let memoryLimit, memoryLimit < 0 { throw ValidationError("--memory-limit must not be negative") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         _ = try parsedHeaders()
     }
@@ -57,7 +61,8 @@ struct ManagerArguments: ParsableArguments {
     /// A manager over the chosen disk cache, downloading `concurrency` at a time.
     func makeManager() -> ImageManager {
         let root = cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
-        let cache = ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(namespace: namespace, root: root)))
+        let memory = MemoryCache<String, DecodedImage>(costLimit: memoryLimit.map { $0 << 20 } ?? MemoryCache<String, DecodedImage>.defaultCostLimit)
+        let cache = ImageCache(memoryCache: memory, diskCache: DiskCache(configuration: DiskCacheConfiguration(namespace: namespace, root: root)))
         let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(
             maxConcurrentDownloads: concurrency, timeout: .milliseconds(Int(timeout * 1000))))
         return ImageManager(cache: cache, loader: downloader)

@@ -13,6 +13,7 @@ struct WebImageCommand: AsyncParsableCommand {
             DecodeCommand.self,
             CacheCommand.self,
             BenchDecodeCommand.self,
+            BenchDecodeFilesCommand.self,
             BenchDownloadCommand.self,
         ]
     )

@@ -7,8 +7,8 @@ import Darwin
 
 /// Hands out memory for bitmaps.
 ///
-/// Small buffers come from `malloc`. Buffers of 2 MiB and more are mapped directly, rounded up to
-/// whole 2 MiB pages and advised as huge pages (Linux grants them on `madvise`), and up to
+/// Small buffers come from `malloc`. Buffers of 1.75 MiB and more are mapped directly, rounded up
+/// to whole 2 MiB pages (wasting at most an eighth) and advised as huge pages (Linux grants them on `madvise`), and up to
 /// ``poolLimit`` bytes of freed large buffers are kept for reuse: decoding one large photo after
 /// another then touches memory that is already faulted in, which is as expensive as the decode
 /// itself when it is not.
@@ -16,8 +16,9 @@ public final class PixelAllocator: Sendable {
     /// The allocator every ``PixelBuffer`` uses.
     public static let shared = PixelAllocator()
 
-    /// Buffers at least this large are mapped and pooled.
-    public static let largeThreshold = 2 << 20
+    /// Buffers at least this large are mapped and pooled: 1.75 MiB, so an 800 × 600 photo
+    /// (1.83 MiB of RGBA8) takes one huge page and one page fault instead of 469.
+    public static let largeThreshold = 7 << 18
     private static let hugePage = 2 << 20
 
     struct Block {

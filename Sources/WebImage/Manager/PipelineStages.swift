@@ -41,7 +41,7 @@ final class PipelineStages: Sendable {
 
     private func imageStage(_ plan: LoadPlan, validators: CacheValidators?, fetchKey: String, level: Int,
                             priority: LoadPriority) -> StageSubscription<ImageOutput> {
-        let decodeKey = "decode|\(ObjectIdentifier(plan.coders))|\(plan.decodeOptions)|\(fetchKey)"
+        let decodeKey = "decode|\(UInt(bitPattern: ObjectIdentifier(plan.coders)))|\(plan.decodeOptions.stageKey)|\(fetchKey)"
         let key = level == 0 ? decodeKey : plan.transformers.prefix(level).map(\.identifier).joined(separator: "|") + "|" + decodeKey
         return pool.subscribe(key: key, priority: priority) { [self] stage in
             if level == 0 {
@@ -147,15 +147,20 @@ final class PipelineStages: Sendable {
     /// Loads with the same key share one fetch: the loader, URL and everything that shapes the
     /// request. A load with its own request or response modifier shares with no one.
     static func fetchKey(_ plan: LoadPlan, validators: CacheValidators?) -> String {
-        let loader: String = if Mirror(reflecting: plan.loader).displayStyle == .class {
-            "\(ObjectIdentifier(plan.loader as AnyObject))"
-        } else {
-            "\(type(of: plan.loader))"
-        }
+        // A class loader is one instance; a value loader is known by its type (and shares by it).
+        let loader = type(of: plan.loader) is AnyObject.Type
+            ? UInt(bitPattern: ObjectIdentifier(plan.loader as AnyObject)) : UInt(bitPattern: ObjectIdentifier(type(of: plan.loader)))
         let headers = plan.context.headers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         var key = "fetch|\(loader)|\(plan.url.absoluteString)|\(headers)|\(validators?.etag ?? "")|\(validators?.lastModified ?? "")"
         key += "|\(plan.options.contains(.progressiveLoad))|\(plan.context.timeout.map { "\($0)" } ?? "")"
         if plan.context.requestModifier != nil || plan.context.responseModifier != nil { key += "|" + UUID().uuidString }
         return key
+    }
+}
+
+extension DecodeOptions {
+    /// Every field, in a string that keys the decode stage (cheaper than reflecting the struct).
+    var stageKey: String {
+        "\(maxPixelSize ?? 0),\(pixelLimit),\(scaleDownLargeImages),\(firstFrameOnly),\(applyOrientation),\(animationByteLimit),\(scale)"
     }
 }

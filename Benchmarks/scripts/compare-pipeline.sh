@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The whole pipeline against its limit: 1,000 distinct JPEGs (~100 KB) served by a local nginx,
+# loaded through ImageManager (`webimage load`) cold (empty cache), warm from disk (a new
+# process over the same cache directory) and warm from memory (the same process, second pass).
+# Prints images/s for each, and for cold and warm disk the ratio to the decode-only throughput
+# of the same files on every core (`webimage bench-decode-files`): how close the pipeline gets
+# to the decoder, its ceiling. Goals: >= 0.8 cold, >= 0.9 warm disk.
+#
+# Usage: Benchmarks/scripts/compare-pipeline.sh [--files N] [--concurrency N] [--rounds N]
+# Env:   WEBIMAGE_BIN=path/to/webimage (default: builds the release product of this package)
+set -euo pipefail
+
+FILES=1000
+CONCURRENCY=8
+ROUNDS=3
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --files) FILES="$2"; shift 2 ;;
+        --concurrency) CONCURRENCY="$2"; shift 2 ;;
+        --rounds) ROUNDS="$2"; shift 2 ;;
+        *) echo "unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$(dirname "$0")/nginx-fixture.sh"
+python3 -c 'import PIL' 2>/dev/null || { echo "Pillow not found (apt-get install python3-pil)" >&2; exit 1; }
+
+if [[ -z "${WEBIMAGE_BIN:-}" ]]; then
+    (cd "$ROOT" && swift build -c release --product webimage >&2)
+    WEBIMAGE_BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/webimage"
+fi
+
+WORK="$(mktemp -d /tmp/webimage-pipeline.XXXXXX)"
+cleanup() {
+    stop_nginx
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Distinct photo-like JPEGs: crops of a large blurred-noise picture, 800x600 at quality 80,
+# about 100 KB each (every file differs, so no cache or coalescing can cheat).
+mkdir -p "$WORK/www"
+python3 - "$WORK/www" "$FILES" <<'PY'
+import os, random, sys
+from PIL import Image, ImageFilter
+root, files = sys.argv[1], int(sys.argv[2])
+random.seed(7)
+base = Image.merge("RGB", [Image.effect_noise((1600, 1200), 60 + 20 * c) for c in range(3)])
+base = base.filter(ImageFilter.GaussianBlur(1.2))
+for n in range(files):
+    x, y = random.randrange(0, 800), random.randrange(0, 600)
+    base.crop((x, y, x + 800, y + 600)).save(os.path.join(root, f"{n}.jpg"), quality=80)
+PY
+ls "$WORK/www" | sed "s|^|$WORK/www/|" > "$WORK/files.txt"
+average_kb=$(du -sk "$WORK/www" | awk -v n="$FILES" '{printf "%.0f", $1 / n}')
+
+start_nginx
+ls "$WORK/www" | sed "s|^|http://127.0.0.1:$PORT/|" > "$WORK/urls.txt"
+
+rate() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['passes'][int(sys.argv[2])]['imagesPerSecond'])" "$@"; }
+check() {
+    python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["passes"]:
+    if p["failed"]:
+        sys.exit(f"pass {p['pass']}: {p['failed']} loads failed")
+PY
+}
+
+echo "files=$FILES (~${average_kb} KB, 800x600 JPEG) concurrency=$CONCURRENCY rounds=$ROUNDS cores=$(nproc) nginx=127.0.0.1:$PORT"
+best_decode=0; best_cold=0; best_disk=0; best_memory=0
+for round in $(seq 1 "$ROUNDS"); do
+    rm -rf "$WORK/cache"
+    decode=$("$WEBIMAGE_BIN" bench-decode-files "$WORK/files.txt" | python3 -c 'import json,sys; print(json.load(sys.stdin)["imagesPerSecond"])')
+    "$WEBIMAGE_BIN" load --urls-file "$WORK/urls.txt" --cache-dir "$WORK/cache" --concurrency "$CONCURRENCY" \
+        --passes 2 --memory-limit 4096 --summary-only --json > "$WORK/cold.json"
+    check "$WORK/cold.json"
+    "$WEBIMAGE_BIN" load --urls-file "$WORK/urls.txt" --cache-dir "$WORK/cache" --concurrency "$CONCURRENCY" \
+        --summary-only --json > "$WORK/disk.json"
+    check "$WORK/disk.json"
+    cold=$(rate "$WORK/cold.json" 0); memory=$(rate "$WORK/cold.json" 1); disk=$(rate "$WORK/disk.json" 0)
+    echo "round $round: decode-only $decode/s, cold $cold/s, warm disk $disk/s, warm memory $memory/s"
+    best_decode=$(python3 -c "print(max($decode, $best_decode))")
+    best_cold=$(python3 -c "print(max($cold, $best_cold))")
+    best_disk=$(python3 -c "print(max($disk, $best_disk))")
+    best_memory=$(python3 -c "print(max($memory, $best_memory))")
+done
+python3 - "$best_decode" "$best_cold" "$best_disk" "$best_memory" <<'PY'
+import sys
+decode, cold, disk, memory = map(float, sys.argv[1:])
+print(f"best images/s: decode-only {decode:.1f}, cold {cold:.1f}, warm disk {disk:.1f}, warm memory {memory:.1f}")
+print(f"ratio to decode-only: cold {cold / decode:.2f} (goal >= 0.80), warm disk {disk / decode:.2f} (goal >= 0.90)")
+PY

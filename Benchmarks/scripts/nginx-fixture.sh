@@ -1,0 +1,49 @@
+# Sourced by the comparison scripts: a throwaway nginx serving $WORK/www on 127.0.0.1:$PORT.
+# Needs WORK (a temp directory) set; sets PORT and NGINX_PID; stop it with stop_nginx.
+# No root needed: nginx runs in the foreground (daemon off) with a temp prefix.
+
+start_nginx() {
+    local nginx="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
+    [[ -x "$nginx" ]] || { echo "nginx not found (apt-get install nginx)" >&2; return 1; }
+    mkdir -p "$WORK/logs" "$WORK/tmp"
+    # When run as root, nginx workers drop to an unprivileged user: let them read the files.
+    chmod -R a+rX "$WORK"
+    PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+    cat > "$WORK/nginx.conf" <<CONF
+daemon off;
+worker_processes 2;
+pid $WORK/logs/nginx.pid;
+error_log $WORK/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    keepalive_requests 100000;
+    keepalive_timeout 60s;
+    client_body_temp_path $WORK/tmp/body;
+    proxy_temp_path $WORK/tmp/proxy;
+    fastcgi_temp_path $WORK/tmp/fastcgi;
+    uwsgi_temp_path $WORK/tmp/uwsgi;
+    scgi_temp_path $WORK/tmp/scgi;
+    types { image/jpeg jpg; }
+    server {
+        listen 127.0.0.1:$PORT;
+        root $WORK/www;
+    }
+}
+CONF
+    "$nginx" -c "$WORK/nginx.conf" -p "$WORK" 2>"$WORK/logs/stderr.log" &
+    NGINX_PID=$!
+    local probe="http://127.0.0.1:$PORT/$(ls "$WORK/www" | head -1)"
+    for _ in $(seq 1 50); do
+        curl -sf -o /dev/null "$probe" && return 0
+        sleep 0.1
+    done
+    echo "nginx did not start:" >&2
+    cat "$WORK/logs/"* >&2
+    return 1
+}
+
+stop_nginx() {
+    if [[ -n "${NGINX_PID:-}" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi >/dev/null
+}

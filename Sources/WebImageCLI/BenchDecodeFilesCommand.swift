@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+import WebImage
+
+/// `webimage bench-decode-files LIST`: decodes every file of a list once, on N workers, from
+/// memory: the decode-only ceiling the pipeline benchmark compares the manager's throughput with.
+struct BenchDecodeFilesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-decode-files",
+        abstract: "Decode-only throughput of a list of files (used by Benchmarks/scripts).",
+        shouldDisplay: false
+    )
+
+    @Argument(help: "A file listing image paths, one per line.")
+    var list: String
+
+    @Option(help: "How many decodes run at once (default: the active cores).")
+    var parallel = ProcessInfo.processInfo.activeProcessorCount
+
+    @Flag(help: "Keep every decoded image until the end, as a memory cache does (no buffer reuse).")
+    var keep = false
+
+    func run() async throws {
+        let paths = try String(contentsOfFile: list, encoding: .utf8).split(whereSeparator: \.isNewline).map(String.init)
+        // Read first: this measures decoding, not the disk.
+        let files = try paths.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        let counter = NextIndex()
+        let kept = KeptImages()
+        let keep = self.keep
+        let coders = ImageCodersManager.shared
+        let start = ContinuousClock.now
+        let decoded = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<max(1, parallel) {
+                group.addTask {
+                    var count = 0
+                    while true {
+                        let index = counter.take()
+                        guard index < files.count else { return count }
+                        let image = try coders.decode(files[index], options: DecodeOptions())
+                        if keep { kept.append(image) }
+                        count += 1
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let seconds = (ContinuousClock.now - start).milliseconds / 1000
+        print(String(format: "{\"images\":%d,\"kept\":%d,\"parallel\":%d,\"seconds\":%.6f,\"imagesPerSecond\":%.2f}",
+                     decoded, kept.count, parallel, seconds, Double(decoded) / seconds))
+    }
+}
+
+/// Hands out indexes to workers; the lock guards only the counter.
+private final class NextIndex: Sendable {
+    private let value = Mutex(0)
+    func take() -> Int { value.withLock { value in defer { value += 1 }; return value } }
+}
+
+/// The decoded images a `--keep` run holds; the lock guards only the array.
+private final class KeptImages: Sendable {
+    private let images = Mutex<[DecodedImage]>([])
+    func append(_ image: DecodedImage) { images.withLock { $0.append(image) } }
+    var count: Int { images.withLock { $0.count } }
+}
