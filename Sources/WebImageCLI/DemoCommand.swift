@@ -4,12 +4,13 @@ import WebImage
 import WebImageTestSupport
 
 /// `webimage demo`: the offline tour. It draws a gallery, encodes it with our own encoders,
-/// serves it from a loopback HTTP server it starts itself, then loads it cold (network → decode →
-/// disk cache), warm from disk (fresh memory) and warm from memory, and makes thumbnails.
+/// serves it from a loopback HTTP server it starts itself, and loads it through ImageManager:
+/// cold (network → decode → caches), warm from disk (a fresh manager), warm from memory, with
+/// transforms and thumbnails made from the cached originals, a prefetch, and the failed-URL list.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Offline demo: serve a drawn gallery on loopback, then load it cold, from disk and from memory."
+        abstract: "Offline demo: serve a drawn gallery on loopback, then load it through the manager cold, from disk, from memory and transformed."
     )
 
     @Option(help: "How many images in the gallery.")
@@ -18,8 +19,11 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Width of each image in pixels (height is 3/4 of it).")
     var width = 1200
 
+    func validate() throws {
+        guard count > 0, width >= 16 else { throw ValidationError("--count must be positive and --width at least 16") }
+    }
+
     func run() async throws {
-        let coders = ImageCodersManager.shared
         let formats: [ImageFormat] = [.jpeg, .png, .webp]
         print("swift-webimage demo: \(count) drawn images of \(width)×\(width * 3 / 4), JPEG/PNG/WebP, served on 127.0.0.1")
 
@@ -31,7 +35,7 @@ struct DemoCommand: AsyncParsableCommand {
             gallery.append(("/gallery/\(index).\(format.fileExtension ?? "img")", data, format))
         }
         let totalBytes = gallery.reduce(0) { $0 + $1.data.count }
-        report("encode", count: count, since: encodeStart, extra: "\(totalBytes / 1024) KB with our encoders")
+        report("encode with our encoders", count: count, since: encodeStart, extra: "\(totalBytes / 1024) KB")
 
         let server = try await LoopbackServer.start()
         for item in gallery { server.route(item.path, .image(item.data, contentType: item.format.mimeType ?? "application/octet-stream")) }
@@ -39,56 +43,88 @@ struct DemoCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         let downloader = ImageDownloader()
         let urls = gallery.map { server.url($0.path) }
-
-        // Cold: download (coalesced, 6 at a time), decode, store to memory and disk.
-        let cold = ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(directory: directory)))
-        let coldStart = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for url in urls {
-                group.addTask {
-                    var bytes = Data()
-                    var response: ImageLoadResponse?
-                    for try await event in downloader.load(ImageLoadRequest(url: url)) {
-                        if case .completed(let data, let final) = event { bytes = data; response = final }
-                    }
-                    let image = try coders.decode(bytes, options: DecodeOptions())
-                    await cold.store(image, data: bytes, metadata: ImageCacheMetadata(
-                        originalURL: url.absoluteString, contentType: response?.mimeType, etag: response?.validators.etag), key: url.absoluteString)
-                }
-            }
-            try await group.waitForAll()
+        func makeManager() -> ImageManager {
+            ImageManager(cache: ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(directory: directory))), loader: downloader)
         }
-        report("cold (network + decode + store)", count: count, since: coldStart,
-               extra: "\(server.totalRequestCount) requests to the server")
 
-        // Warm from disk: a new cache over the same directory, memory empty.
-        let warm = ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(directory: directory)))
+        // Cold: every URL asked for twice at once; the two loads share one download and one decode.
+        let manager = makeManager()
+        let coldStart = ContinuousClock.now
+        let cold = try await loadAll(urls + urls, with: manager)
+        await manager.waitForPendingStores()
+        report("cold: network + decode + store", count: cold.count, since: coldStart,
+               extra: "\(server.totalRequestCount) requests for \(cold.count) loads; \(describe(cold))")
+
+        // Warm from disk: a new manager over the same directory, its memory empty (a new process).
+        let fresh = makeManager()
         let diskStart = ContinuousClock.now
-        var fromDisk = 0
-        for url in urls where await warm.query(key: url.absoluteString).cacheType == .disk { fromDisk += 1 }
-        report("warm disk (read + decode)", count: fromDisk, since: diskStart,
-               extra: "\(await warm.diskCache.count) entries, \(await warm.diskCache.totalSize / 1024) KB on disk")
+        let disk = try await loadAll(urls, with: fresh)
+        report("warm disk: read + decode", count: disk.count, since: diskStart, extra: describe(disk))
 
         let memoryStart = ContinuousClock.now
-        var fromMemory = 0
-        for url in urls where await warm.query(key: url.absoluteString).cacheType == .memory { fromMemory += 1 }
-        report("warm memory", count: fromMemory, since: memoryStart,
-               extra: "\(warm.memoryCache.totalCost / 1024 / 1024) MB decoded in memory")
+        let memory = try await loadAll(urls, with: fresh)
+        report("warm memory", count: memory.count, since: memoryStart, extra: describe(memory))
+
+        // Transforms of cached images: made from the bytes on disk, never downloaded again.
+        let card = ImageLoadContext(transformer: PipelineTransformer([
+            ResizeTransformer(width: 240, height: 240, mode: .fill), RoundCornerTransformer(radius: 24),
+        ]))
+        let requestsBefore = server.totalRequestCount
+        let transformStart = ContinuousClock.now
+        let transformed = try await loadAll(urls, with: fresh, context: card)
+        await fresh.waitForPendingStores()
+        report("transform: resize 240 fill + round 24", count: transformed.count, since: transformStart,
+               extra: "\(server.totalRequestCount - requestsBefore) requests; \(describe(transformed)); \(sizes(transformed))")
 
         let thumbnailStart = ContinuousClock.now
-        var sizes: Set<String> = []
-        for item in gallery {
-            let thumbnail = try coders.decode(item.data, options: DecodeOptions(maxPixelSize: 160))
-            sizes.insert("\(thumbnail.width)×\(thumbnail.height)")
-        }
-        report("thumbnails (decode straight to 160 px)", count: count, since: thumbnailStart, extra: sizes.sorted().joined(separator: ", "))
+        let thumbnails = try await loadAll(urls, with: makeManager(), context: ImageLoadContext(maxPixelSize: 160))
+        report("thumbnails: decode from disk to 160 px", count: thumbnails.count, since: thumbnailStart,
+               extra: "\(describe(thumbnails)); \(sizes(thumbnails))")
+
+        // A prefetch of a second gallery at low priority, then the failed-URL list at work.
+        let extra = (0..<count).map { server.url("/gallery/\($0).\(formats[$0 % formats.count].fileExtension ?? "img")?prefetch") }
+        let prefetchStart = ContinuousClock.now
+        let summary = await ImagePrefetcher(manager: fresh).prefetch(extra).summary
+        report("prefetch (low priority, 3 at a time)", count: summary.progress.finished, since: prefetchStart,
+               extra: "\(summary.progress.failed) failed, \(summary.progress.downloadedBytes / 1024) KB")
+
+        let missing = server.url("/gallery/missing.png")
+        let first = await failure(of: missing, with: fresh)
+        let second = await failure(of: missing, with: fresh)
+        print("failed URLs: first load → \(first), second → \(second) (\(server.requestCount(for: "/gallery/missing.png")) request)")
         try await server.shutdown()
-        print("done: \(server.totalRequestCount) network requests for \(count) images; the later passes used the caches only")
+        print("done: \(server.totalRequestCount) network requests in all; every later pass used the caches")
+    }
+
+    private func loadAll(_ urls: [URL], with manager: ImageManager, context: ImageLoadContext = ImageLoadContext()) async throws -> [ImageResult] {
+        try await withThrowingTaskGroup(of: ImageResult.self) { group in
+            for url in urls { group.addTask { try await manager.loadImage(with: url, context: context) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    private func failure(of url: URL, with manager: ImageManager) async -> String {
+        do {
+            _ = try await manager.loadImage(with: url)
+            return "loaded"
+        } catch {
+            return (error as? WebImageError)?.code ?? "\(error)"
+        }
+    }
+
+    private func describe(_ results: [ImageResult]) -> String {
+        let counts = Dictionary(grouping: results, by: \.cacheType).mapValues(\.count)
+        return ["none", "disk", "memory"].compactMap { name in
+            counts[ImageCacheType(rawValue: name)!].map { "\($0) from \(name == "none" ? "network" : name)" }
+        }.joined(separator: ", ")
+    }
+
+    private func sizes(_ results: [ImageResult]) -> String {
+        Set(results.map { "\($0.image.width)×\($0.image.height)" }).sorted().joined(separator: ", ")
     }
 
     private func report(_ step: String, count: Int, since start: ContinuousClock.Instant, extra: String) {
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let milliseconds = (ContinuousClock.now - start).milliseconds
         let rate = milliseconds > 0 ? Double(count) / milliseconds * 1000 : 0
         let label = step.padding(toLength: 40, withPad: " ", startingAt: 0)
         print(label + String(format: " %4d images %9.1f ms %9.0f images/s  ", count, milliseconds, rate) + extra)
