@@ -19,6 +19,9 @@ public final class ImageCache: ImageCaching {
     /// Chooses what bytes go to disk.
     public let serializer: any CacheSerializer
 
+    /// Disk reads and decodes, at most one per core at a time.
+    private let decoding = WorkQueue(width: ProcessInfo.processInfo.activeProcessorCount)
+
     /// In-flight disk reads and decodes, by key and decode options; guards only the table.
     private let inFlight = Mutex<[String: Task<ImageCacheResult, Never>]>([:])
 
@@ -55,7 +58,10 @@ public final class ImageCache: ImageCaching {
         let task: Task<ImageCacheResult, Never> = inFlight.withLock { table in
             if let running = table[flightKey] { return running }
             let task = Task.detached(priority: Task.currentPriority) { [self] in
-                decodeFromDisk(key: key, options: options, decodeOptions: decodeOptions)
+                // The read and the decode block: they run off the cooperative threads, one per core.
+                (try? await decoding.perform(ticket: decoding.makeTicket(), priority: .normal) { [self] in
+                    decodeFromDisk(key: key, options: options, decodeOptions: decodeOptions)
+                }) ?? .miss
             }
             table[flightKey] = task
             return task

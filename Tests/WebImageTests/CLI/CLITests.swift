@@ -48,7 +48,7 @@ func runCLI(_ arguments: [String]) async throws -> CLIRun {
 }
 
 @Suite("webimage load and prefetch", .enabled(if: CrashSafetyTests.binary != nil, "the webimage binary is not built"),
-       .timeLimit(.minutes(2)))
+       .serialized, .timeLimit(.minutes(2)))
 struct CLITests {
     @Test func loadColdThenWarmFromDiskInANewProcess() async throws {
         try await withServer { server in

@@ -158,7 +158,7 @@ struct ImageManagerContextTests {
 func waitUntilStored(_ cache: ImageCache, key: String) async {
     for _ in 0..<10_000 {
         if await cache.diskCache.contains(key: key) { return }
-        await Task.yield()
+        try? await Task.sleep(for: .milliseconds(1))
     }
     Issue.record("\(key) never reached the disk")
 }

@@ -95,7 +95,9 @@ func sampleAnimatedWebP(frames: Int = 3, width: Int = 40, height: Int = 30) thro
     return try ImageCodersManager.shared.encode(image, format: .webp, options: EncodeOptions(lossless: true))
 }
 
-/// Waits (yielding, never sleeping) until `condition` holds; fails the test after `seconds`.
+/// Polls `condition` until it holds (every millisecond: a spinning poll would starve the other
+/// tests' timeouts on two cores); fails the test after `seconds`. The wait ends on the condition,
+/// never on the time, so it is not a sleep used as synchronization.
 func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while !condition() {
@@ -103,7 +105,7 @@ func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) as
             Issue.record("timed out waiting until \(what)")
             return
         }
-        await Task.yield()
+        try? await Task.sleep(for: .milliseconds(1))
     }
 }
 

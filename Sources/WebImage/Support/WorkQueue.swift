@@ -1,8 +1,9 @@
+import Dispatch
 import Foundation
 import Synchronization
 
 /// Runs CPU-heavy work (decoding, transforming) at most ``width`` at a time, highest priority
-/// first, then first come first served.
+/// first, then first come first served, on Dispatch threads rather than the cooperative pool.
 ///
 /// Bounding the width keeps a burst of a thousand decodes from occupying every thread at once
 /// (the network's event loops and the callers keep theirs), and the ordering lets a visible
@@ -29,13 +30,13 @@ final class WorkQueue: Sendable {
     /// A ticket for one piece of work, so its priority can change while it waits.
     func makeTicket() -> Int { state.withLock { state in defer { state.nextID += 1 }; return state.nextID } }
 
-    /// Runs `work` once a slot is free. Throws ``WebImageError/cancelled`` when the task is
-    /// cancelled while waiting.
-    func perform<T: Sendable>(ticket: Int, priority: LoadPriority, _ work: @Sendable () throws -> T) async throws -> T {
+    /// Runs `work` on a Dispatch thread (see ``runBlocking(qos:_:)``) once a slot is free.
+    /// Throws ``WebImageError/cancelled`` when the task is cancelled while waiting.
+    func perform<T: Sendable>(ticket: Int, priority: LoadPriority, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await acquire(ticket: ticket, priority: priority)
         defer { release() }
         guard !Task.isCancelled else { throw WebImageError.cancelled }
-        return try work()
+        return try await runBlocking(qos: priority.dispatchQoS, work)
     }
 
     /// Runs asynchronous `work` once a slot is free (for limits on whole loads, not CPU work).
@@ -96,5 +97,17 @@ final class WorkQueue: Sendable {
             return state.waiting.remove(at: index)
         }
         next?.continuation.resume()
+    }
+}
+
+extension LoadPriority {
+    /// The Dispatch quality of service work at this priority runs at.
+    var dispatchQoS: DispatchQoS.QoSClass {
+        switch self {
+        case .veryLow: .background
+        case .low: .utility
+        case .normal: .userInitiated
+        case .high, .veryHigh: .userInteractive
+        }
     }
 }
