@@ -14,24 +14,9 @@ FILES=1000
 SIZE=102400
 CONCURRENCY=6
 ROUNDS=3
-while [[ $# -gt 0 ]]; do
-    case "$1" in
-        --files) FILES="$2"; shift 2 ;;
-        --size) SIZE="$2"; shift 2 ;;
-        --concurrency) CONCURRENCY="$2"; shift 2 ;;
-        --rounds) ROUNDS="$2"; shift 2 ;;
-        *) echo "unknown argument: $1" >&2; exit 2 ;;
-    esac
-done
-
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-source "$(dirname "$0")/nginx-fixture.sh"
+source "$(dirname "$0")/bench-fixture.sh"
 command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
 
-if [[ -z "${WEBIMAGE_BIN:-}" ]]; then
-    (cd "$ROOT" && swift build -c release --product webimage >&2)
-    WEBIMAGE_BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/webimage"
-fi
 
 WORK="$(mktemp -d /tmp/webimage-bench.XXXXXX)"
 cleanup() {

@@ -12,11 +12,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     /// Where the cache is and its limits.
     struct Location: ParsableArguments {
-        @Option(help: "The cache root directory (default: $XDG_CACHE_HOME or ~/.cache, then swift-webimage).")
-        var cacheDir: String?
-
-        @Option(help: "The namespace (one directory per namespace).")
-        var namespace = "default"
+        @OptionGroup var place: CacheLocationArguments
 
         @Option(help: "Entries older than this many seconds (since last access) are expired.")
         var maxAge: Int?
@@ -28,8 +24,7 @@ struct CacheCommand: AsyncParsableCommand {
         var json = false
 
         func diskCache() -> DiskCache {
-            var configuration = DiskCacheConfiguration(
-                namespace: namespace, root: cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) })
+            var configuration = place.configuration()
             if let maxAge { configuration.maxAge = .seconds(maxAge) }
             if let maxSize { configuration.maxSize = maxSize }
             return DiskCache(configuration: configuration)

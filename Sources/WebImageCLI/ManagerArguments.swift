@@ -4,11 +4,7 @@ import WebImage
 
 /// The options `load` and `prefetch` share: where the cache is and how requests are made.
 struct ManagerArguments: ParsableArguments {
-    @Option(help: "The cache root directory (default: $XDG_CACHE_HOME or ~/.cache, then swift-webimage).")
-    var cacheDir: String?
-
-    @Option(help: "The cache namespace (one directory per namespace).")
-    var namespace = "default"
+    @OptionGroup var place: CacheLocationArguments
 
     @Option(help: "How many URLs load at once.")
     var concurrency = 6
@@ -60,9 +56,8 @@ struct ManagerArguments: ParsableArguments {
 
     /// A manager over the chosen disk cache, downloading `concurrency` at a time.
     func makeManager() -> ImageManager {
-        let root = cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
         let memory = MemoryCache<String, DecodedImage>(costLimit: memoryLimit.map { $0 << 20 } ?? MemoryCache<String, DecodedImage>.defaultCostLimit)
-        let cache = ImageCache(memoryCache: memory, diskCache: DiskCache(configuration: DiskCacheConfiguration(namespace: namespace, root: root)))
+        let cache = ImageCache(memoryCache: memory, diskCache: DiskCache(configuration: place.configuration()))
         let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(
             maxConcurrentDownloads: concurrency, timeout: .milliseconds(Int(timeout * 1000))))
         return ImageManager(cache: cache, loader: downloader)

@@ -1,6 +1,25 @@
-# Sourced by the comparison scripts: a throwaway nginx serving $WORK/www on 127.0.0.1:$PORT.
-# Needs WORK (a temp directory) set; sets PORT and NGINX_PID; stop it with stop_nginx.
-# No root needed: nginx runs in the foreground (daemon off) with a temp prefix.
+# Sourced by the comparison scripts (after they set their defaults): parses the shared
+# arguments, finds or builds the `webimage` binary, and runs a throwaway nginx serving
+# $WORK/www on 127.0.0.1:$PORT (start_nginx / stop_nginx; no root needed: nginx runs in the
+# foreground with a temp prefix).
+# Arguments: --files N --size BYTES --concurrency N --rounds N (each script uses what it needs).
+# Env: WEBIMAGE_BIN=path/to/webimage (default: builds the release product of this package).
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --files) FILES="$2"; shift 2 ;;
+        --size) SIZE="$2"; shift 2 ;;
+        --concurrency) CONCURRENCY="$2"; shift 2 ;;
+        --rounds) ROUNDS="$2"; shift 2 ;;
+        *) echo "unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+if [[ -z "${WEBIMAGE_BIN:-}" ]]; then
+    (cd "$ROOT" && swift build -c release --product webimage >&2)
+    WEBIMAGE_BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/webimage"
+fi
 
 start_nginx() {
     local nginx="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
