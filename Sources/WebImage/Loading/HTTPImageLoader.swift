@@ -101,24 +101,20 @@ public final class HTTPImageLoader: ImageLoader {
 
     /// Loads in the calling task, handing each event to `sink` as it happens; throws a
     /// ``WebImageError``. The downloader uses this directly to save a stream hop per chunk;
-    /// an error thrown by `sink` aborts the load.
+    /// an error thrown by `sink` aborts the load. `sink` is called on the connection's event loop.
     func perform(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
                  sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws {
-        let timeout = request.timeout ?? configuration.idleTimeout
-        let limit = hooks.maxBodySize ?? configuration.maxBodySize
-        let activity = ActivityClock()
         do {
-            try await IdleWatchdog.run(timeout: timeout, activity: activity) {
-                try await self.transfer(request, hooks: hooks, maxBodySize: limit, activity: activity, sink: sink)
-            }
+            try await transfer(request, hooks: hooks, sink: sink)
         } catch {
             throw WebImageError.fromLoading(error)
         }
     }
 
-    private func transfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks, maxBodySize: Int64,
-                          activity: ActivityClock,
+    private func transfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
                           sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws {
+        let timeout = request.timeout ?? configuration.idleTimeout
+        let maxBodySize = hooks.maxBodySize ?? configuration.maxBodySize
         var url = request.url
         let origin = HTTPOrigin(url)
         var visited: Set<String> = [url.absoluteString]
@@ -126,16 +122,25 @@ public final class HTTPImageLoader: ImageLoader {
         while true {
             guard canLoad(url), url.host != nil else { throw WebImageError.invalidURL(url.absoluteString) }
             let sameOrigin = HTTPOrigin(url) == origin
-            var outgoing = HTTPClientRequest(url: url.absoluteString)
-            outgoing.method = .GET
-            outgoing.headers = headers(for: request, url: url, sameOrigin: sameOrigin, hooks: hooks)
-            let response = try await client.execute(outgoing, deadline: .distantFuture)
-            activity.touch()
-            hooks.didReceiveHeaders(url, response.headers.map { ($0.name, $0.value) })
-            let status = Int(response.status.code)
-
-            if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "location") {
-                await Self.drain(response)
+            let outgoing: HTTPClient.Request
+            do {
+                outgoing = try HTTPClient.Request(url: url.absoluteString, method: .GET,
+                                                  headers: headers(for: request, url: url, sameOrigin: sameOrigin, hooks: hooks))
+            } catch {
+                throw WebImageError.invalidURL(url.absoluteString)
+            }
+            let exchange = HTTPExchange(url: url, maxBodySize: maxBodySize, wantsPartialData: request.wantsPartialData,
+                                        idleTimeout: timeout, onHeaders: hooks.didReceiveHeaders, sink: sink)
+            switch try await exchange.run(outgoing, on: client) {
+            case .body(let data, let info):
+                try sink(.completed(data, info))
+                return
+            case .notModified(let info):
+                try sink(.notModified(info))
+                return
+            case .status(let status):
+                throw WebImageError.httpStatus(status)
+            case .redirect(let location):
                 redirects += 1
                 guard redirects <= (hooks.maxRedirects ?? configuration.maxRedirects) else { throw WebImageError.tooManyRedirects }
                 guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
@@ -144,66 +149,8 @@ public final class HTTPImageLoader: ImageLoader {
                 // A URL seen before in this chain is a loop: fail now rather than after the limit.
                 guard visited.insert(next.absoluteString).inserted else { throw WebImageError.tooManyRedirects }
                 url = next
-                continue
             }
-
-            var lowercased: [String: String] = [:]
-            for (name, value) in response.headers {
-                let key = name.lowercased()
-                lowercased[key] = lowercased[key].map { "\($0), \(value)" } ?? value
-            }
-            let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }
-            let info = ImageLoadResponse(url: url, statusCode: status, headers: lowercased,
-                                         expectedContentLength: expected)
-            if status == 304 {
-                await Self.drain(response)
-                try sink(.notModified(info))
-                return
-            }
-            guard (200..<300).contains(status) else {
-                await Self.drain(response)
-                throw WebImageError.httpStatus(status)
-            }
-            if let expected, expected > maxBodySize {
-                throw WebImageError.tooLarge("Content-Length \(expected) exceeds \(maxBodySize) bytes")
-            }
-            try sink(.response(info))
-            let data = try await readBody(response.body, expected: expected, maxBodySize: maxBodySize,
-                                          wantsPartialData: request.wantsPartialData, activity: activity,
-                                          sink: sink)
-            try sink(.completed(data, info))
-            return
         }
-    }
-
-    private func readBody(_ body: HTTPClientResponse.Body, expected: Int64?, maxBodySize: Int64,
-                          wantsPartialData: Bool, activity: ActivityClock,
-                          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws -> Data {
-        var data = Data()
-        if let expected, expected > 0 { data.reserveCapacity(Int(expected)) }
-        var received: Int64 = 0
-        do {
-            for try await chunk in body {
-                received += Int64(chunk.readableBytes)
-                if received > maxBodySize {
-                    throw WebImageError.tooLarge("body exceeds \(maxBodySize) bytes")
-                }
-                data.append(contentsOf: chunk.readableBytesView)
-                activity.touch()
-                try sink(.progress(received: received, expected: expected))
-                if wantsPartialData { try sink(.partialData(data)) }
-            }
-        } catch let error where !(error is WebImageError) && !Task.isCancelled {
-            if let expected, received < expected, WebImageError.isEndOfStream(error) {
-                throw WebImageError.truncatedData("received \(received) of \(expected) bytes")
-            }
-            throw error
-        }
-        if let expected, received < expected {
-            throw WebImageError.truncatedData("received \(received) of \(expected) bytes")
-        }
-        if data.isEmpty { throw WebImageError.emptyData }
-        return data
     }
 
     private func headers(for request: ImageLoadRequest, url: URL, sameOrigin: Bool, hooks: HTTPLoadHooks) -> HTTPHeaders {
@@ -223,11 +170,6 @@ public final class HTTPImageLoader: ImageLoader {
         var headers = HTTPHeaders()
         for (_, pair) in merged.sorted(by: { $0.key < $1.key }) { headers.add(name: pair.0, value: pair.1) }
         return headers
-    }
-
-    /// Reads and drops a small body so the connection can be reused; a large one closes the connection.
-    private static func drain(_ response: HTTPClientResponse) async {
-        _ = try? await response.body.collect(upTo: 256 * 1024)
     }
 }
 

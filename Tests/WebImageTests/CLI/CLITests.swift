@@ -28,7 +28,7 @@ func runCLI(_ arguments: [String]) async throws -> CLIRun {
             // stderr goes to a file, so a chatty child never blocks on a full pipe nobody reads.
             let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-cli-\(UUID().uuidString).err")
             do {
-                FileManager.default.createFile(atPath: errURL.path, contents: nil)
+                _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
                 defer { try? FileManager.default.removeItem(at: errURL) }
                 let err = try FileHandle(forWritingTo: errURL)
                 process.standardOutput = out

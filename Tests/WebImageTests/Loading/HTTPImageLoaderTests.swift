@@ -65,7 +65,7 @@ struct HTTPImageLoaderTests {
             let gate = LoopbackGate()
             server.route("/stall", LoopbackResponse(body: .bytes(testBytes(10_000)), gate: gate, gatePoint: .afterBodyBytes(1_000)))
             try await withHTTPLoader { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/stall"), timeout: .milliseconds(300))))
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/stall"), timeout: .milliseconds(500))))
                 #expect(outcome.error == .timedOut)
                 #expect(outcome.error?.isTransient == true)
                 #expect(outcome.progressCount >= 1)
@@ -76,12 +76,13 @@ struct HTTPImageLoaderTests {
 
     @Test func slowDripThatKeepsMovingIsNotKilled() async throws {
         try await withServer { server in
-            // 20 chunks 60 ms apart: 1.2 s in all, four times the 300 ms idle timeout.
-            server.route("/drip", LoopbackResponse(body: .bytes(testBytes(20_000)), drip: (chunkSize: 1_000, interval: .milliseconds(60))))
+            // 24 chunks 100 ms apart: 2.4 s in all, more than twice the 1 s idle timeout, while
+            // each gap is a tenth of it (a wide margin, since the whole suite runs in parallel on 2 cores).
+            server.route("/drip", LoopbackResponse(body: .bytes(testBytes(24_000)), drip: (chunkSize: 1_000, interval: .milliseconds(100))))
             try await withHTTPLoader { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/drip"), timeout: .milliseconds(300))))
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/drip"), timeout: .seconds(1))))
                 #expect(outcome.error == nil)
-                #expect(outcome.data?.count == 20_000)
+                #expect(outcome.data?.count == 24_000)
                 #expect(outcome.progressCount >= 10)
             }
         }
