@@ -60,14 +60,19 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    let diskConfiguration = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal],
-                                                    maxDuration: .seconds(30), maxIterations: 3)
+    // This machine's virtual disk stalls file creation for a journal commit now and then (one
+    // open(O_CREAT) took 0.1-5 ms in the same run), so wall time swings 1-6x between runs of the
+    // same code. Each iteration starts after a sync (no dirty pages left from the previous one),
+    // and CPU time is reported beside wall time: it is what the cache itself adds.
+    let diskConfiguration = Benchmark.Configuration(metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
+                                                    maxDuration: .seconds(60), maxIterations: 5)
     let fiftyKB = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
 
     Benchmark("DiskCache store+read 10k x 50 KB", configuration: diskConfiguration) { benchmark in
         let directory = temporaryDirectory("disk")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = DiskCache(configuration: DiskCacheConfiguration(directory: directory, maxSize: 0))
+        sync()
         benchmark.startMeasurement()
         for index in 0..<10_000 {
             try cache.storeSynchronously(fiftyKB, forKey: "https://example.com/\(index).jpg")
@@ -81,6 +86,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Data.write+Data(contentsOf:) 10k x 50 KB", configuration: diskConfiguration) { benchmark in
         let directory = temporaryDirectory("plain")
         defer { try? FileManager.default.removeItem(at: directory) }
+        sync()
         benchmark.startMeasurement()
         for index in 0..<10_000 {
             try fiftyKB.write(to: directory.appendingPathComponent("\(index).jpg"), options: .atomic)

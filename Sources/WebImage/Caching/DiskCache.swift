@@ -68,9 +68,27 @@ public final class DiskCache: Sendable {
     /// The file name for `key`: the SHA-256 of the key in hex, plus the key's image extension.
     public func fileName(forKey key: String) -> String {
         let hash = SHA256.hex(of: Array(key.utf8))
-        let pathExtension = URL(string: key).map { $0.pathExtension.lowercased() }
-            ?? (key as NSString).pathExtension.lowercased()
-        return Self.imageExtensions.contains(pathExtension) ? "\(hash).\(pathExtension)" : hash
+        guard let pathExtension = Self.imageExtension(of: key) else { return hash }
+        return "\(hash).\(pathExtension)"
+    }
+
+    /// The lowercased extension of the key's last path component, when it is an image extension.
+    /// A plain scan rather than URL parsing, which cost more than the hash on every cache access.
+    static func imageExtension(of key: String) -> String? {
+        let bytes = key.utf8
+        // The path ends at the query or fragment.
+        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        var dot: String.UTF8View.Index?
+        var index = end
+        while index > bytes.startIndex {
+            index = bytes.index(before: index)
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/") { break }
+            if byte == UInt8(ascii: ".") { dot = index; break }
+        }
+        guard let dot else { return nil }
+        let candidate = String(decoding: bytes[bytes.index(after: dot)..<end], as: UTF8.self).lowercased()
+        return imageExtensions.contains(candidate) ? candidate : nil
     }
 
     /// Where the entry for `key` is (or would be) stored.
@@ -158,7 +176,7 @@ public final class DiskCache: Sendable {
             throw WebImageError.fileSystem("cannot encode metadata: \(error)")
         }
         let directory = configuration.directory
-        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        let temporary = directory.appendingPathComponent(Self.temporaryName())
         do {
             do {
                 try file.write(to: temporary)
@@ -257,6 +275,23 @@ public final class DiskCache: Sendable {
 
     // MARK: Internals
 
+    private static let temporaryCounter = Atomic<UInt64>(0)
+
+    /// A temporary file name unique to this process and write: another process has another pid,
+    /// and a dead writer's leftovers are removed by the next scan (they start with `.tmp-`).
+    private static func temporaryName() -> String {
+        let serial = temporaryCounter.add(1, ordering: .relaxed).newValue
+        return ".tmp-\(getpid())-\(serial)"
+    }
+
+    /// Whether a temporary file may still be renamed into place by a running writer (this
+    /// process or another): its pid is alive. Only a dead writer's leftovers are removed.
+    private static func isTemporaryOfLiveWriter(_ name: String) -> Bool {
+        let fields = name.dropFirst(".tmp-".count).split(separator: "-")
+        guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0 else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
     private func isExpired(_ entry: Entry, at date: Date) -> Bool {
         guard let maxAge = configuration.maxAge else { return false }
         let reference = configuration.ageBasis == .lastAccess ? entry.accessed : entry.created
@@ -312,7 +347,7 @@ public final class DiskCache: Sendable {
                 }
                 if name == "." || name == ".." { continue }
                 if name.hasPrefix(".tmp-") {
-                    unlinkat(descriptor, name, 0)
+                    if !Self.isTemporaryOfLiveWriter(name) { unlinkat(descriptor, name, 0) }
                     continue
                 }
                 guard let attributes = Self.attributes(descriptor, name) else { continue }

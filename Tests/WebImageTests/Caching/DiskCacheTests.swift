@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import Testing
 @testable import WebImage
@@ -122,6 +125,31 @@ final class TemporaryDirectory: Sendable {
         #expect(await reopened.count == 1)
         #expect(await reopened.data(forKey: "kept") == Data([1, 2, 3]))
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent(".tmp-dead-writer").path))
+    }
+
+    @Test func aLiveWritersTemporaryFileSurvivesAnotherOpen() async throws {
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        // This process is alive: its write may still be renamed into place.
+        let live = directory.url.appendingPathComponent(".tmp-\(getpid())-999999")
+        // No process has a pid above pid_max (at most 2^22 on Linux).
+        let dead = directory.url.appendingPathComponent(".tmp-2147483646-1")
+        try Data("in flight".utf8).write(to: live)
+        try Data("abandoned".utf8).write(to: dead)
+        let cache = DiskCache(configuration: DiskCacheConfiguration(directory: directory.url))
+        #expect(await cache.count == 0)
+        #expect(FileManager.default.fileExists(atPath: live.path))
+        #expect(!FileManager.default.fileExists(atPath: dead.path))
+    }
+
+    @Test func imageExtensionsAreFoundWithoutParsingTheKey() {
+        #expect(DiskCache.imageExtension(of: "https://example.com/a/photo.JPG?size=2#top") == "jpg")
+        #expect(DiskCache.imageExtension(of: "https://example.com/a.b/photo") == nil)
+        #expect(DiskCache.imageExtension(of: "https://example.com/archive.tar") == nil)
+        #expect(DiskCache.imageExtension(of: "logo.webp") == "webp")
+        #expect(DiskCache.imageExtension(of: "no-extension") == nil)
+        #expect(DiskCache.imageExtension(of: "https://example.com/x.png-thumbnail(256)") == nil)
+        #expect(DiskCache.imageExtension(of: "") == nil)
     }
 
     @Test func readOnlyDirectoriesAreSearchedAfterTheMainOne() async throws {
