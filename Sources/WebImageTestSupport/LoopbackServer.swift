@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 (SwiftNIO) for tests and demos, with injectable faults.
@@ -40,34 +41,41 @@ public final class LoopbackServer: Sendable {
 
     /// The port the server listens on (chosen by the system).
     public let port: Int
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>` (`https` when the server speaks TLS).
     public var baseURL: URL { url("") }
 
-    /// Starts a server on 127.0.0.1 with a system-chosen port.
-    public static func start() async throws -> LoopbackServer {
+    /// Whether the server speaks HTTPS.
+    public let isTLS: Bool
+
+    /// Starts a server on 127.0.0.1 with a system-chosen port; with `tls`, it speaks HTTPS.
+    public static func start(tls: LoopbackTLS? = nil) async throws -> LoopbackServer {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     return try Connection(wrappingChannelSynchronously: channel)
                 }
             }
-        let server = LoopbackServer(channel: channel)
+        let server = LoopbackServer(channel: channel, isTLS: tls != nil)
         server.startAccepting()
         return server
     }
 
-    private init(channel: NIOAsyncChannel<Connection, Never>) {
+    private init(channel: NIOAsyncChannel<Connection, Never>, isTLS: Bool) {
         self.serverChannel = channel
         self.port = channel.channel.localAddress?.port ?? 0
+        self.isTLS = isTLS
     }
 
     /// The URL of `path` on this server (`path` starts with "/" and may end with "?query").
     public func url(_ path: String) -> URL {
         var components = URLComponents()
-        components.scheme = "http"
+        components.scheme = isTLS ? "https" : "http"
         components.host = "127.0.0.1"
         components.port = port
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)

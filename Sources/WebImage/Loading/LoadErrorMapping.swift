@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 extension WebImageError {
     /// Maps whatever a transport threw to the typed error callers see.
@@ -11,6 +12,13 @@ extension WebImageError {
             return error
         case is CancellationError:
             return .cancelled
+        case let error as NIOSSLError:
+            // BoringSSL names a failed verification CERTIFICATE_VERIFY_FAILED; other handshake
+            // failures (protocol, cipher) are connection problems like any other.
+            let reason = String(describing: error)
+            return reason.contains("CERTIFICATE_VERIFY_FAILED") ? .untrustedCertificate(reason) : .connectionFailed(reason)
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return .untrustedCertificate(String(describing: error))
         case let error as HTTPClientError:
             switch error {
             case .cancelled: return .cancelled

@@ -35,6 +35,10 @@ public enum WebImageError: Error, Sendable, Hashable {
     case notCached
     /// A file could not be read or written.
     case fileSystem(String)
+    /// The server's TLS certificate was not trusted (self-signed, expired, another host's, an
+    /// unknown authority). Permanent: the same server presents the same certificate next time.
+    /// Only ``HTTPImageLoader/Configuration/allowsInvalidCertificates`` lets such a load through.
+    case untrustedCertificate(String)
 
     /// Whether trying again later may succeed: timeouts, lost connections and cancellation are
     /// transient; a 404 or corrupt data is not.
@@ -65,6 +69,7 @@ public enum WebImageError: Error, Sendable, Hashable {
         case .blockedFailedURL: "blockedFailedURL"
         case .notCached: "notCached"
         case .fileSystem: "fileSystem"
+        case .untrustedCertificate: "untrustedCertificate"
         }
     }
 }
@@ -89,6 +94,7 @@ extension WebImageError: CustomStringConvertible {
         case .blockedFailedURL: "URL failed before; not retried without retryFailed"
         case .notCached: "not in the cache"
         case .fileSystem(let reason): "file system: \(reason)"
+        case .untrustedCertificate(let reason): "untrusted TLS certificate: \(reason)"
         }
     }
 }

@@ -65,7 +65,7 @@ struct HTTPImageLoaderTests {
             let gate = LoopbackGate()
             server.route("/stall", LoopbackResponse(body: .bytes(testBytes(10_000)), gate: gate, gatePoint: .afterBodyBytes(1_000)))
             try await withHTTPLoader { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/stall"), timeout: .milliseconds(500))))
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/stall"), timeout: .seconds(1))))
                 #expect(outcome.error == .timedOut)
                 #expect(outcome.error?.isTransient == true)
                 #expect(outcome.progressCount >= 1)
