@@ -17,8 +17,10 @@ import Darwin
 ///   enforces ``DiskCacheConfiguration/maxSize`` as entries are written: when the size goes over,
 ///   the least recently used entries leave the index at once and their files are deleted in the
 ///   background, so readers never wait for a trim.
-/// - All file I/O runs off the caller's task (the async methods are `@concurrent`); many reads run
-///   in parallel, since the index lock is held only for bookkeeping.
+/// - All file I/O runs on Dispatch's utility threads, never on Swift's cooperative pool: a file
+///   creation can wait milliseconds for the journal, and a cooperative thread held that long
+///   stalls every task queued behind it. Many reads run in parallel, since the index lock is held
+///   only for bookkeeping.
 public final class DiskCache: Sendable {
     /// Where and how much.
     public let configuration: DiskCacheConfiguration
@@ -99,15 +101,17 @@ public final class DiskCache: Sendable {
     // MARK: Reading
 
     /// The stored bytes and metadata for `key`, from the cache directory or else the read-only ones.
-    @concurrent
     public func entry(forKey key: String) async -> (data: Data, metadata: ImageCacheMetadata)? {
-        entrySynchronously(forKey: key)
+        await runBlocking(qos: .utility) { [self] in
+            entrySynchronously(forKey: key)
+        }
     }
 
     /// The stored bytes for `key`.
-    @concurrent
     public func data(forKey key: String) async -> Data? {
-        entrySynchronously(forKey: key)?.data
+        await runBlocking(qos: .utility) { [self] in
+            entrySynchronously(forKey: key)?.data
+        }
     }
 
     /// The entry for `key`, read on the calling thread (for callers that must not suspend).
@@ -145,14 +149,15 @@ public final class DiskCache: Sendable {
     }
 
     /// Whether `key` has an unexpired entry (checked in the index; read-only directories by file).
-    @concurrent
     public func contains(key: String) async -> Bool {
-        loadIndexIfNeeded()
-        let name = fileName(forKey: key)
-        let date = now()
-        if index.withLock({ index in index.entries[name].map { !isExpired($0, at: date) } ?? false }) { return true }
-        return configuration.readOnlyDirectories.contains {
-            FileManager.default.fileExists(atPath: $0.appendingPathComponent(name).path)
+        await runBlocking(qos: .utility) { [self] in
+            loadIndexIfNeeded()
+            let name = fileName(forKey: key)
+            let date = now()
+            if index.withLock({ index in index.entries[name].map { !isExpired($0, at: date) } ?? false }) { return true }
+            return configuration.readOnlyDirectories.contains {
+                FileManager.default.fileExists(atPath: $0.appendingPathComponent(name).path)
+            }
         }
     }
 
@@ -160,9 +165,10 @@ public final class DiskCache: Sendable {
 
     /// Stores `data` with `metadata` under `key`, atomically, then trims if over the size limit.
     /// - Throws: ``WebImageError/fileSystem(_:)`` when the file cannot be written.
-    @concurrent
     public func store(_ data: Data, metadata: ImageCacheMetadata = ImageCacheMetadata(), forKey key: String) async throws {
-        try storeSynchronously(data, metadata: metadata, forKey: key)
+        try await runBlocking(qos: .utility) { [self] in
+            try storeSynchronously(data, metadata: metadata, forKey: key)
+        }
     }
 
     /// ``store(_:metadata:forKey:)`` on the calling thread.
@@ -202,57 +208,61 @@ public final class DiskCache: Sendable {
     }
 
     /// Removes the entry for `key`.
-    @concurrent
     public func remove(key: String) async {
-        loadIndexIfNeeded()
-        removeFiles([fileName(forKey: key)])
+        await runBlocking(qos: .utility) { [self] in
+            loadIndexIfNeeded()
+            removeFiles([fileName(forKey: key)])
+        }
     }
 
     /// Removes every entry (the read-only directories are untouched).
-    @concurrent
     public func removeAll() async {
-        let names = index.withLock { index -> [String] in
-            let names = Array(index.entries.keys)
-            index.entries = [:]
-            index.totalSize = 0
-            index.isLoaded = true
-            return names
-        }
-        removeFiles(names, fromIndex: false)
-        // Files the index never knew about (written by another process) go too.
-        if let others = try? FileManager.default.contentsOfDirectory(atPath: configuration.directory.path) {
-            removeFiles(others, fromIndex: false)
+        await runBlocking(qos: .utility) { [self] in
+            let names = index.withLock { index -> [String] in
+                let names = Array(index.entries.keys)
+                index.entries = [:]
+                index.totalSize = 0
+                index.isLoaded = true
+                return names
+            }
+            removeFiles(names, fromIndex: false)
+            // Files the index never knew about (written by another process) go too.
+            if let others = try? FileManager.default.contentsOfDirectory(atPath: configuration.directory.path) {
+                removeFiles(others, fromIndex: false)
+            }
         }
     }
 
     /// Removes entries older than ``DiskCacheConfiguration/maxAge``, then trims to the size limit.
     /// Returns how many entries were removed.
     @discardableResult
-    @concurrent
     public func removeExpired() async -> Int {
-        loadIndexIfNeeded()
-        let date = now()
-        let victims: [String] = index.withLock { index in
-            let expired = index.entries.filter { isExpired($0.value, at: date) }.map(\.key)
-            expired.forEach { index.remove($0) }
-            return expired + trimVictims(&index)
+        await runBlocking(qos: .utility) { [self] in
+            loadIndexIfNeeded()
+            let date = now()
+            let victims: [String] = index.withLock { index in
+                let expired = index.entries.filter { isExpired($0.value, at: date) }.map(\.key)
+                expired.forEach { index.remove($0) }
+                return expired + trimVictims(&index)
+            }
+            removeFiles(victims, fromIndex: false)
+            return victims.count
         }
-        removeFiles(victims, fromIndex: false)
-        return victims.count
     }
 
     /// Removes least recently used entries until the size is at most `size` bytes. Returns how
     /// many were removed.
     @discardableResult
-    @concurrent
     public func trim(toSize size: Int) async -> Int {
-        loadIndexIfNeeded()
-        let victims: [String] = index.withLock { index in
-            guard index.totalSize > size else { return [] }
-            return leastRecentlyUsed(&index, downTo: size)
+        await runBlocking(qos: .utility) { [self] in
+            loadIndexIfNeeded()
+            let victims: [String] = index.withLock { index in
+                guard index.totalSize > size else { return [] }
+                return leastRecentlyUsed(&index, downTo: size)
+            }
+            removeFiles(victims, fromIndex: false)
+            return victims.count
         }
-        removeFiles(victims, fromIndex: false)
-        return victims.count
     }
 
     // MARK: Size
@@ -260,16 +270,20 @@ public final class DiskCache: Sendable {
     /// Bytes of all entries on disk (files, including metadata).
     public var totalSize: Int {
         get async {
-            loadIndexIfNeeded()
-            return index.withLock { $0.totalSize }
+            await runBlocking(qos: .utility) { [self] in
+                loadIndexIfNeeded()
+                return index.withLock { $0.totalSize }
+            }
         }
     }
 
     /// The number of entries.
     public var count: Int {
         get async {
-            loadIndexIfNeeded()
-            return index.withLock { $0.entries.count }
+            await runBlocking(qos: .utility) { [self] in
+                loadIndexIfNeeded()
+                return index.withLock { $0.entries.count }
+            }
         }
     }
 
