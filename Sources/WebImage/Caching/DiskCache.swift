@@ -183,16 +183,15 @@ public final class DiskCache: Sendable {
         }
         let directory = configuration.directory
         let temporary = directory.appendingPathComponent(Self.temporaryName())
-        do {
-            do {
-                try file.write(to: temporary)
-            } catch {
-                // The directory is made on the first write (or again, if someone removed it).
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                try file.write(to: temporary)
-            }
-        } catch {
-            throw WebImageError.fileSystem("cannot write \(temporary.path): \(error.localizedDescription)")
+        var failure = Self.writeNewFile(file, atPath: temporary.path)
+        if failure == ENOENT {
+            // The directory is made on the first write (or again, if someone removed it).
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            failure = Self.writeNewFile(file, atPath: temporary.path)
+        }
+        if let failure {
+            unlink(temporary.path)
+            throw WebImageError.fileSystem("cannot write \(temporary.path): \(String(cString: strerror(failure)))")
         }
         guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
             let reason = String(cString: strerror(errno))
@@ -288,6 +287,34 @@ public final class DiskCache: Sendable {
     }
 
     // MARK: Internals
+
+    /// Creates `path` and writes `bytes` into it; returns the errno of a failure.
+    ///
+    /// Plain POSIX writes, because Foundation's `Data.write(to:)` calls `fsync` on Linux, which
+    /// made every store wait for the disk. The cache does not need durability: an entry that a
+    /// power cut leaves torn fails its checksum and reads as a miss; a killed process loses nothing
+    /// already written.
+    private static func writeNewFile(_ bytes: Data, atPath path: String) -> Int32? {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        return bytes.withUnsafeBytes { raw -> Int32? in
+            guard var cursor = raw.baseAddress else { return nil }
+            var remaining = raw.count
+            while remaining > 0 {
+                let written = write(descriptor, cursor, remaining)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                // A regular file that takes no bytes is full (or broken): never spin on it.
+                if written == 0 { return EIO }
+                cursor += written
+                remaining -= written
+            }
+            return nil
+        }
+    }
 
     private static let temporaryCounter = Atomic<UInt64>(0)
 
