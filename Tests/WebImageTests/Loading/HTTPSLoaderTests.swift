@@ -8,16 +8,7 @@ import WebImageTestSupport
 @Suite("HTTPS with a self-signed certificate", .enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
 struct HTTPSLoaderTests {
     private func withTLSServer<T: Sendable>(_ body: (LoopbackServer) async throws -> T) async throws -> T {
-        let tls = try #require(try LoopbackTLS.selfSigned())
-        let server = try await LoopbackServer.start(tls: tls)
-        do {
-            let result = try await body(server)
-            try await server.shutdown()
-            return result
-        } catch {
-            try? await server.shutdown()
-            throw error
-        }
+        try await withServer(tls: try #require(try LoopbackTLS.selfSigned()), body)
     }
 
     @Test func selfSignedCertificateIsRefusedByDefault() async throws {

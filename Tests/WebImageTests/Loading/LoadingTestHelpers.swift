@@ -38,9 +38,9 @@ func collect(_ stream: AsyncThrowingStream<ImageLoadEvent, any Error>) async -> 
     return outcome
 }
 
-/// Runs `body` with a fresh loopback server, shutting it down afterwards even on failure.
-func withServer<T: Sendable>(_ body: (LoopbackServer) async throws -> T) async throws -> T {
-    let server = try await LoopbackServer.start()
+/// Runs `body` with a fresh loopback server (HTTPS with `tls`), shutting it down afterwards even on failure.
+func withServer<T: Sendable>(tls: LoopbackTLS? = nil, _ body: (LoopbackServer) async throws -> T) async throws -> T {
+    let server = try await LoopbackServer.start(tls: tls)
     do {
         let result = try await body(server)
         try await server.shutdown()
