@@ -60,10 +60,12 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    // This machine's virtual disk stalls file creation for a journal commit now and then (one
-    // open(O_CREAT) took 0.1-5 ms in the same run), so wall time swings 1-6x between runs of the
-    // same code. Each iteration starts after a sync (no dirty pages left from the previous one),
-    // and CPU time is reported beside wall time: it is what the cache itself adds.
+    // File creation on this machine's virtual disk stalls now and then (one open(O_CREAT) took
+    // 0.1-5 ms in the same run; its ext4 has no journal and scans recently deleted inodes), so
+    // wall time swings 1-6x between runs of the same code. Each iteration starts after a sync (no
+    // dirty pages left from the previous one), and CPU time is reported beside wall time.
+    // The baseline's `Data.write(to:options: .atomic)` fsyncs each file on Linux; DiskCache does
+    // not (a torn entry fails its checksum), which is most of the difference.
     let diskConfiguration = Benchmark.Configuration(metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
                                                     maxDuration: .seconds(60), maxIterations: 5)
     let fiftyKB = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })

@@ -18,7 +18,7 @@ import Darwin
 ///   the least recently used entries leave the index at once and their files are deleted in the
 ///   background, so readers never wait for a trim.
 /// - All file I/O runs on Dispatch's utility threads, never on Swift's cooperative pool: a file
-///   creation can wait milliseconds for the journal, and a cooperative thread held that long
+///   creation can wait milliseconds for the disk, and a cooperative thread held that long
 ///   stalls every task queued behind it. Many reads run in parallel, since the index lock is held
 ///   only for bookkeeping.
 public final class DiskCache: Sendable {
