@@ -25,7 +25,7 @@ struct BenchDecodeFilesCommand: AsyncParsableCommand {
         let paths = try String(contentsOfFile: list, encoding: .utf8).split(whereSeparator: \.isNewline).map(String.init)
         // Read first: this measures decoding, not the disk.
         let files = try paths.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
-        let counter = NextIndex()
+        let counter = WorkIndex()
         let kept = KeptImages()
         let keep = self.keep
         let coders = ImageCodersManager.shared
@@ -49,12 +49,6 @@ struct BenchDecodeFilesCommand: AsyncParsableCommand {
         print(String(format: "{\"images\":%d,\"kept\":%d,\"parallel\":%d,\"seconds\":%.6f,\"imagesPerSecond\":%.2f}",
                      decoded, kept.count, parallel, seconds, Double(decoded) / seconds))
     }
-}
-
-/// Hands out indexes to workers; the lock guards only the counter.
-private final class NextIndex: Sendable {
-    private let value = Mutex(0)
-    func take() -> Int { value.withLock { value in defer { value += 1 }; return value } }
 }
 
 /// The decoded images a `--keep` run holds; the lock guards only the array.

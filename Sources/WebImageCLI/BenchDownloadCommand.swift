@@ -78,10 +78,3 @@ struct BenchDownloadCommand: AsyncParsableCommand {
         }
     }
 }
-
-/// Hands out URL indexes to the loader-only workers.
-private final class WorkIndex: Sendable {
-    private let next = Atomic<Int>(0)
-    /// The next unclaimed index.
-    func take() -> Int { next.add(1, ordering: .relaxed).oldValue }
-}

@@ -98,6 +98,10 @@ public final class ImageCache: ImageCaching {
         return await diskCache.contains(key: key) ? .disk : .none
     }
 
+    public func containsOnDisk(key: String) async -> Bool {
+        await diskCache.contains(key: key)
+    }
+
     public func remove(key: String, fromDisk: Bool = true) async {
         memoryCache.removeValue(forKey: key)
         if fromDisk { await diskCache.remove(key: key) }

@@ -89,10 +89,21 @@ public protocol ImageCaching: Sendable {
                to target: ImageCacheStoreTarget) async
     /// Where `key` is cached, without decoding it.
     func contains(key: String) async -> ImageCacheType
+    /// Whether `key`'s bytes are on disk, whether or not its image is also in memory.
+    func containsOnDisk(key: String) async -> Bool
     /// Removes `key` from memory and, if asked, from disk.
     func remove(key: String, fromDisk: Bool) async
     /// Empties the memory cache.
     func clearMemory() async
     /// Empties the disk cache.
     func clearDisk() async
+}
+
+extension ImageCaching {
+    /// For caches that can only say where a key is found first: a memory hit says nothing about
+    /// the disk, so the bytes are asked for (``ImageCache`` answers from its disk index instead).
+    public func containsOnDisk(key: String) async -> Bool {
+        if case .disk = await contains(key: key) { return true }
+        return await query(key: key, options: [.queryMemoryData], decodeOptions: DecodeOptions()).data != nil
+    }
 }

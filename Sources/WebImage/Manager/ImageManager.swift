@@ -147,10 +147,7 @@ public final class ImageManager: Sendable {
     /// Whether the bytes of the image at `url` are on disk.
     public func diskImageExists(for url: URL) async -> Bool {
         guard let key = cacheKey(for: url) else { return false }
-        // `contains` answers memory first; a memory hit says nothing about the disk.
-        if case .disk = await cache.contains(key: key) { return true }
-        let probe = await cache.query(key: key, options: [.queryMemoryData], decodeOptions: DecodeOptions())
-        return probe.data != nil
+        return await cache.containsOnDisk(key: key)
     }
 
     /// Stores `image` (and its original bytes, if any) as the image of `url`.
