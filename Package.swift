@@ -14,10 +14,8 @@ let package = Package(
         .executable(name: "webimage", targets: ["WebImageCLI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        // Already in the graph through async-http-client: named here to tell certificate failures
-        // apart, and to serve TLS from the loopback test server.
+        // TLS for https loads, and for the loopback test server's https mode.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
@@ -33,11 +31,11 @@ let package = Package(
             name: "WebImage",
             dependencies: [
                 "CJPEG", "CPNG", "CWebP", "CGIF", "CZlib",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
@@ -49,6 +47,8 @@ let package = Package(
                 // The demo serves its drawn images from the loopback server the tests use.
                 "WebImageTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(

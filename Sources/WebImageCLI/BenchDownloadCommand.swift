@@ -60,7 +60,8 @@ struct BenchDownloadCommand: AsyncParsableCommand {
     }
 
     private static func throughDownloader(_ urls: [URL], downloader: ImageDownloader) async -> (Int, Int) {
-        let tokens = urls.map { downloader.download(ImageLoadRequest(url: $0)) }
+        // Like curl with its progress meter off: these callers want the bytes only.
+        let tokens = urls.map { downloader.download(ImageLoadRequest(url: $0), options: DownloadOptions(reportsProgress: false)) }
         return await withTaskGroup(of: (Int, Int).self) { group in
             for token in tokens {
                 group.addTask {

@@ -53,6 +53,10 @@ public struct LoopbackResponse: Sendable {
     public var etag: String?
     /// The `Last-Modified` of the resource; a request whose `If-Modified-Since` matches gets 304.
     public var lastModified: String?
+    /// A request for this route that arrives on a connection which already served one is not
+    /// answered: the server closes the connection, as one that dropped an idle keep-alive
+    /// connection just as the client reused it.
+    public var dropsReusedConnection = false
 
     /// Creates a response; the defaults answer 200 with the body and its length.
     public init(status: Int = 200, headers: [String: String] = [:], body: Body = .bytes(Data()),

@@ -230,13 +230,19 @@ public final class LoopbackServer: Sendable {
             headers[key] = headers[key].map { "\($0), \(value)" } ?? value
         }
         var route: LoopbackResponse?
+        var reused = false
         mutate { state in
+            reused = state.log.contains { $0.connection == connection }
             state.log.append(LoopbackRequest(order: state.log.count, method: "\(head.method)", path: path,
                                              uri: head.uri, headers: headers, connection: connection))
             state.countsByPath[path, default: 0] += 1
             route = state.routes[path]
         }
         var response = route ?? .status(404)
+        if reused && response.dropsReusedConnection {
+            try await channel.close()
+            return false
+        }
         var finished = false
         defer {
             let done = finished

@@ -15,6 +15,8 @@ final class DownloadCoordinator: Sendable {
         var continuation: Continuation
         var priority: LoadPriority
         var responseModifier: DownloadResponseModifier?
+        /// Whether `.response` and `.progress` events go to this caller.
+        var reportsProgress: Bool
     }
 
     enum Phase { case queued, running }
@@ -107,15 +109,17 @@ final class DownloadCoordinator: Sendable {
             if case .cancelled = termination { detach(callerID: callerID, error: .cancelled) }
         }
         let caller = Caller(continuation: continuation, priority: request.priority,
-                            responseModifier: options.responseModifier)
+                            responseModifier: options.responseModifier, reportsProgress: options.reportsProgress)
         let joined = state.withLock { state -> Bool in
             if let id = state.byKey[key], state.downloads[id] != nil {
                 state.downloads[id]?.callers[callerID] = caller
                 state.downloadOfCaller[callerID] = id
                 refreshPriority(of: id, in: &state)
                 // A late joiner first gets what the others already saw, then every later event.
-                if let response = state.downloads[id]?.lastResponse { continuation.yield(.response(response)) }
-                if let progress = state.downloads[id]?.lastProgress {
+                if caller.reportsProgress, let response = state.downloads[id]?.lastResponse {
+                    continuation.yield(.response(response))
+                }
+                if caller.reportsProgress, let progress = state.downloads[id]?.lastProgress {
                     continuation.yield(.progress(received: progress.received, expected: progress.expected))
                 }
                 return true
@@ -320,7 +324,14 @@ final class DownloadCoordinator: Sendable {
             // Taken out and put back so the update mutates in place (no copy of the callers).
             guard var download = state.downloads.removeValue(forKey: id) else { return }
             update(&download)
-            for caller in download.callers.values { caller.continuation.yield(event) }
+            let isProgress: Bool
+            switch event {
+            case .response, .progress: isProgress = true
+            default: isProgress = false
+            }
+            for caller in download.callers.values where caller.reportsProgress || !isProgress {
+                caller.continuation.yield(event)
+            }
             state.downloads[id] = download
         }
     }
@@ -361,6 +372,12 @@ final class DownloadCoordinator: Sendable {
 
     private func httpHooks() -> HTTPLoadHooks {
         let (configuration, cookies) = (configuration, cookies)
+        let storeCookies: (@Sendable (URL, [(String, String)]) -> Void)?
+        if configuration.cookiesEnabled {
+            storeCookies = { url, headers in cookies.store(headers, from: url) }
+        } else {
+            storeCookies = nil
+        }
         return HTTPLoadHooks(
             defaultHeaders: configuration.headers,
             maxBodySize: configuration.maxBodySize,
@@ -373,9 +390,7 @@ final class DownloadCoordinator: Sendable {
                 if configuration.cookiesEnabled, let cookie = cookies.header(for: url) { headers["Cookie"] = cookie }
                 return headers
             },
-            didReceiveHeaders: { url, headers in
-                if configuration.cookiesEnabled { cookies.store(headers, from: url) }
-            })
+            didReceiveHeaders: storeCookies)
     }
 
     // MARK: Observers

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -6,11 +5,11 @@ import Synchronization
 
 /// One request/response hop of an HTTP load, handled on the connection's event loop.
 ///
-/// AsyncHTTPClient's response delegate is called on the event loop for the head and every body
-/// part, so bytes are appended where they arrive instead of crossing into a task per chunk (the
-/// async body sequence cost more CPU than the bytes themselves). The idle timer also lives on the
-/// event loop, re-armed lazily from the last activity.
-final class HTTPExchange: HTTPClientResponseDelegate {
+/// The connection reports the head and every body part on its event loop, so bytes are appended
+/// where they arrive instead of crossing into a task per chunk (an async body sequence cost more
+/// CPU than the bytes themselves). The idle timer also lives on the event loop, re-armed lazily
+/// from the last activity.
+final class HTTPExchange: HTTPResponseConsumer {
     /// How a hop ended.
     enum Outcome: Sendable {
         /// A 2xx body, complete.
@@ -49,14 +48,14 @@ final class HTTPExchange: HTTPClientResponseDelegate {
     private let maxBodySize: Int64
     private let wantsPartialData: Bool
     private let idleTimeout: TimeAmount
-    private let onHeaders: @Sendable (URL, [(String, String)]) -> Void
+    private let onHeaders: (@Sendable (URL, [(String, String)]) -> Void)?
     private let sink: @Sendable (ImageLoadEvent) throws -> Void
     // Callbacks arrive on one event loop, the timer is armed from the calling task: the lock
     // makes the shared state safe (it is never contended in the steady state).
     private let state = Mutex(State())
 
     init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: Duration,
-         onHeaders: @escaping @Sendable (URL, [(String, String)]) -> Void,
+         onHeaders: (@Sendable (URL, [(String, String)]) -> Void)?,
          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) {
         self.url = url
         self.maxBodySize = maxBodySize
@@ -67,18 +66,35 @@ final class HTTPExchange: HTTPClientResponseDelegate {
         self.sink = sink
     }
 
-    /// Runs the hop on `client`; cancelling the calling task cancels the request.
-    func run(_ request: HTTPClient.Request, on client: HTTPClient) async throws -> Outcome {
-        let task = client.execute(request: request, delegate: self)
-        let timer = armTimer(task, at: .now() + idleTimeout)
-        state.withLock { state in
-            if state.finished { timer.cancel() } else if state.timer == nil { state.timer = timer }
+    /// Runs the hop on a connection from `pool`; cancelling the calling task cancels the request.
+    func run(_ head: HTTPRequestHead, origin: HTTPOrigin, pool: HTTPConnectionPool) async throws -> Outcome {
+        // A connection the server closed while it sat idle fails before any response byte; the
+        // request goes again on another (each retry drops one dead connection, so this ends).
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                return try await attempt(head, origin: origin, pool: pool)
+            } catch is StaleConnectionError where attempts <= pool.maxConnectionsPerOrigin {
+                state.withLock { $0 = State() }
+            } catch is StaleConnectionError {
+                throw WebImageError.connectionFailed("connection closed before a response")
+            }
         }
+    }
+
+    private func attempt(_ head: HTTPRequestHead, origin: HTTPOrigin, pool: HTTPConnectionPool) async throws -> Outcome {
+        let connection = try await pool.lease(origin)
+        if Task.isCancelled {
+            pool.release(connection, reusable: true)
+            throw WebImageError.cancelled
+        }
+        let future = connection.send(head, to: self) { reusable in pool.release(connection, reusable: reusable) }
         do {
             return try await withTaskCancellationHandler {
-                try await task.futureResult.get()
+                try await future.get()
             } onCancel: {
-                task.cancel()
+                connection.abort()
             }
         } catch {
             let (timedOut, phase, received) = state.withLock { state in
@@ -87,11 +103,11 @@ final class HTTPExchange: HTTPClientResponseDelegate {
                 return (state.timedOut, state.phase, state.received)
             }
             if timedOut { throw WebImageError.timedOut }
-            guard !(error is WebImageError), !Task.isCancelled else { throw error }
+            if Task.isCancelled { throw WebImageError.cancelled }
+            guard !(error is WebImageError), !(error is StaleConnectionError) else { throw error }
             switch phase {
             case .discarding(let outcome):
-                // A dropped body cut short (by us past the discard limit, or by the server) does
-                // not change what the head already decided.
+                // A dropped body cut short by the server does not change what the head already decided.
                 return outcome
             case .collecting(let info):
                 if let expected = info.expectedContentLength, received < expected, WebImageError.isEndOfStream(error) {
@@ -106,12 +122,12 @@ final class HTTPExchange: HTTPClientResponseDelegate {
 
     // MARK: Idle timer
 
-    private func armTimer(_ task: HTTPClient.Task<Outcome>, at deadline: NIODeadline) -> Scheduled<Void> {
-        task.eventLoop.scheduleTask(deadline: deadline) { [self] in timerFired(task) }
+    private func armTimer(_ connection: HTTPConnection, at deadline: NIODeadline) -> Scheduled<Void> {
+        connection.eventLoop.scheduleTask(deadline: deadline) { [self] in timerFired(connection) }
     }
 
     /// Times the hop out if it has been quiet for the whole timeout, else sleeps until it would be.
-    private func timerFired(_ task: HTTPClient.Task<Outcome>) {
+    private func timerFired(_ connection: HTTPConnection) {
         let expired: Bool = state.withLock { state in
             guard !state.finished else { return false }
             let due = state.lastActivity + idleTimeout
@@ -119,16 +135,24 @@ final class HTTPExchange: HTTPClientResponseDelegate {
                 state.timedOut = true
                 return true
             }
-            state.timer = armTimer(task, at: due)
+            state.timer = armTimer(connection, at: due)
             return false
         }
-        if expired { task.cancel() }
+        if expired { connection.abort() }
     }
 
-    // MARK: HTTPClientResponseDelegate
+    // MARK: HTTPResponseConsumer
 
-    func didReceiveHead(task: HTTPClient.Task<Outcome>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        onHeaders(url, head.headers.map { ($0.name, $0.value) })
+    func started(on connection: HTTPConnection) {
+        let timer = armTimer(connection, at: .now() + idleTimeout)
+        state.withLock { state in
+            state.lastActivity = .now()
+            if state.finished { timer.cancel() } else if state.timer == nil { state.timer = timer }
+        }
+    }
+
+    func receive(head: HTTPResponseHead) throws {
+        onHeaders?(url, head.headers.map { ($0.name, $0.value) })
         let status = Int(head.status.code)
         var lowercased: [String: String] = [:]
         for (name, value) in head.headers {
@@ -155,19 +179,14 @@ final class HTTPExchange: HTTPClientResponseDelegate {
                 state.data.reserveCapacity(Int(expected))
             }
         }
-        guard case .collecting = phase else { return task.eventLoop.makeSucceededVoidFuture() }
+        guard case .collecting = phase else { return }
         if let expected, expected > maxBodySize {
-            return task.eventLoop.makeFailedFuture(WebImageError.tooLarge("Content-Length \(expected) exceeds \(maxBodySize) bytes"))
+            throw WebImageError.tooLarge("Content-Length \(expected) exceeds \(maxBodySize) bytes")
         }
-        do {
-            try sink(.response(info))
-        } catch {
-            return task.eventLoop.makeFailedFuture(error)
-        }
-        return task.eventLoop.makeSucceededVoidFuture()
+        try sink(.response(info))
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<Outcome>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    func receive(body buffer: ByteBuffer) throws -> Bool {
         enum Step { case progress(Int64, Int64?, Data?), discardedEnough, tooLarge, ignore }
         let step: Step = state.withLock { state in
             state.lastActivity = .now()
@@ -186,26 +205,19 @@ final class HTTPExchange: HTTPClientResponseDelegate {
         }
         switch step {
         case .ignore:
-            return task.eventLoop.makeSucceededVoidFuture()
+            return true
         case .discardedEnough:
-            task.cancel()
-            return task.eventLoop.makeSucceededVoidFuture()
+            return false
         case .tooLarge:
-            return task.eventLoop.makeFailedFuture(WebImageError.tooLarge("body exceeds \(maxBodySize) bytes"))
+            throw WebImageError.tooLarge("body exceeds \(maxBodySize) bytes")
         case .progress(let received, let expected, let partial):
-            do {
-                try sink(.progress(received: received, expected: expected))
-                if let partial { try sink(.partialData(partial)) }
-            } catch {
-                return task.eventLoop.makeFailedFuture(error)
-            }
-            return task.eventLoop.makeSucceededVoidFuture()
+            try sink(.progress(received: received, expected: expected))
+            if let partial { try sink(.partialData(partial)) }
+            return true
         }
     }
 
-    func didReceiveError(task: HTTPClient.Task<Outcome>, _ error: any Error) {}
-
-    func didFinishRequest(task: HTTPClient.Task<Outcome>) throws -> Outcome {
+    func finish() throws -> Outcome {
         let (phase, data, received) = state.withLock { state in
             state.finished = true
             state.timer?.cancel()

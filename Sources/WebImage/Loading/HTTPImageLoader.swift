@@ -1,11 +1,11 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// Loads http and https URLs with AsyncHTTPClient, streaming the body.
+/// Loads http and https URLs over pooled keep-alive HTTP/1.1 connections (SwiftNIO, with
+/// NIOSSL for https), streaming the body.
 ///
-/// One `HTTPClient` per loader pools connections; ``shared`` lives for the process, other loaders
+/// Each loader has its own connection pool; ``shared`` lives for the process, other loaders
 /// must be ended with ``shutdown()``. Redirects are followed here (at most
 /// ``Configuration/maxRedirects``), not by the client, so that `Authorization`, `Cookie` and the
 /// origin-bound headers of the downloader never reach another origin.
@@ -46,31 +46,18 @@ public final class HTTPImageLoader: ImageLoader {
 
     /// The configuration the loader was made with.
     public let configuration: Configuration
-    let client: HTTPClient
+    let pool: HTTPConnectionPool
 
     /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        let timeout = HTTPClient.Configuration.Timeout(connect: .seconds(10))
-        var clientConfiguration: HTTPClient.Configuration
-        if configuration.allowsInvalidCertificates {
-            clientConfiguration = HTTPClient.Configuration(certificateVerification: .none,
-                                                           redirectConfiguration: .disallow, timeout: timeout)
-        } else {
-            clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: timeout)
-        }
-        clientConfiguration.connectionPool = .init(
-            idleTimeout: .seconds(60),
-            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConnectionsPerHost))
-        // A refused connection should fail the load now (and count as transient), not be retried
-        // silently until the idle timeout turns it into a misleading `timedOut`.
-        clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+        self.pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
+                                       allowsInvalidCertificates: configuration.allowsInvalidCertificates)
     }
 
     /// Closes the pooled connections. Loads still running fail.
     public func shutdown() async throws {
-        try await client.shutdown()
+        await pool.shutdown()
     }
 
     /// Whether `url` is http or https.
@@ -121,17 +108,15 @@ public final class HTTPImageLoader: ImageLoader {
         var redirects = 0
         while true {
             guard canLoad(url), url.host != nil else { throw WebImageError.invalidURL(url.absoluteString) }
-            let sameOrigin = HTTPOrigin(url) == origin
-            let outgoing: HTTPClient.Request
-            do {
-                outgoing = try HTTPClient.Request(url: url.absoluteString, method: .GET,
-                                                  headers: headers(for: request, url: url, sameOrigin: sameOrigin, hooks: hooks))
-            } catch {
-                throw WebImageError.invalidURL(url.absoluteString)
-            }
+            let hop = HTTPOrigin(url)
+            let sameOrigin = hop == origin
+            guard let target = url.requestTarget else { throw WebImageError.invalidURL(url.absoluteString) }
+            var fields = headers(for: request, url: url, sameOrigin: sameOrigin, hooks: hooks)
+            fields.replaceOrAdd(name: "Host", value: hop.hostHeader)
+            let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: fields)
             let exchange = HTTPExchange(url: url, maxBodySize: maxBodySize, wantsPartialData: request.wantsPartialData,
                                         idleTimeout: timeout, onHeaders: hooks.didReceiveHeaders, sink: sink)
-            switch try await exchange.run(outgoing, on: client) {
+            switch try await exchange.run(head, origin: hop, pool: pool) {
             case .body(let data, let info):
                 try sink(.completed(data, info))
                 return
@@ -183,8 +168,8 @@ struct HTTPLoadHooks: Sendable {
     var maxRedirects: Int?
     /// Headers (credentials, cookies) added only to hops on the original origin.
     var sameOriginHeaders: @Sendable (URL) -> [String: String] = { _ in [:] }
-    /// Sees every response head (for the cookie jar).
-    var didReceiveHeaders: @Sendable (URL, [(String, String)]) -> Void = { _, _ in }
+    /// Sees every response head (for the cookie jar); `nil` spares copying the headers.
+    var didReceiveHeaders: (@Sendable (URL, [(String, String)]) -> Void)?
 }
 
 /// Scheme, host and port: the unit credentials and cookies are bound to.
@@ -197,5 +182,34 @@ struct HTTPOrigin: Hashable, Sendable {
         scheme = url.scheme?.lowercased() ?? ""
         host = url.host?.lowercased() ?? ""
         port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+
+    /// The `Host` header: the port only when it is not the scheme's default, IPv6 in brackets.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
+    }
+}
+
+extension URL {
+    /// What an HTTP/1.1 request line names: the path and query as written (still percent-encoded),
+    /// `/` when the path is empty; `nil` when the URL has no authority.
+    var requestTarget: String? {
+        if #available(macOS 13, iOS 16, tvOS 16, watchOS 9, *) {
+            // The parsed components, without printing and rescanning the whole URL.
+            let url = baseURL == nil ? self : absoluteURL
+            guard url.host != nil else { return nil }
+            let path = url.path(percentEncoded: true)
+            let target = path.isEmpty ? "/" : path
+            return url.query(percentEncoded: true).map { target + "?" + $0 } ?? target
+        }
+        let text = absoluteString
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let afterAuthority = text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" }
+        guard let start = afterAuthority else { return "/" }
+        var target = text[start...]
+        if let fragment = target.firstIndex(of: "#") { target = target[..<fragment] }
+        if target.isEmpty { return "/" }
+        return target.first == "?" ? "/" + target : String(target)
     }
 }

@@ -86,10 +86,16 @@ public struct DownloadOptions: Sendable {
     public var requestModifier: DownloadRequestModifier?
     /// Runs on the response head for this caller only; `false` fails this caller with ``WebImageError/rejected(_:)``.
     public var responseModifier: DownloadResponseModifier?
+    /// Whether this caller's stream carries `.response` and `.progress` events. A caller that
+    /// only wants the bytes says `false` and is woken once, for the final event (partial data
+    /// still arrives when the request asks for it), like SDWebImage with no progress block.
+    public var reportsProgress: Bool
 
     /// Creates options.
-    public init(requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil) {
+    public init(requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil,
+                reportsProgress: Bool = true) {
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
+        self.reportsProgress = reportsProgress
     }
 }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -19,18 +18,12 @@ extension WebImageError {
             return reason.contains("CERTIFICATE_VERIFY_FAILED") ? .untrustedCertificate(reason) : .connectionFailed(reason)
         case let error as NIOSSLExtraError where error == .failedToValidateHostname:
             return .untrustedCertificate(String(describing: error))
-        case let error as HTTPClientError:
-            switch error {
-            case .cancelled: return .cancelled
-            case .readTimeout, .connectTimeout, .deadlineExceeded: return .timedOut
-            case .remoteConnectionClosed: return .connectionFailed("remote connection closed")
-            default: return .connectionFailed(String(describing: error))
-            }
         case let error as IOError:
             return .connectionFailed(error.description)
         case let error as NIOConnectionError:
             return .connectionFailed("cannot connect to \(error.host):\(error.port)")
         case let error as ChannelError:
+            if case .connectTimeout = error { return .timedOut }
             return error == .ioOnClosedChannel || error == .alreadyClosed || error == .eof
                 ? .connectionFailed("connection closed") : .connectionFailed(String(describing: error))
         case let error as HTTPParserError:
@@ -43,7 +36,6 @@ extension WebImageError {
     /// Whether `error` means the peer closed the connection cleanly (end of stream), as opposed to a reset.
     static func isEndOfStream(_ error: any Error) -> Bool {
         switch error {
-        case let error as HTTPClientError: error == .remoteConnectionClosed
         case let error as HTTPParserError: error == .invalidEOFState
         case let error as ChannelError: error == .eof || error == .inputClosed
         default: false

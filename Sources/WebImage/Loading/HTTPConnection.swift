@@ -1,0 +1,154 @@
+import NIOCore
+import NIOHTTP1
+
+/// What a connection tells the exchange it carries; every call is on the connection's event loop.
+///
+/// A throwing call aborts the exchange with that error and closes the connection.
+protocol HTTPResponseConsumer: AnyObject, Sendable {
+    /// The request is being written on `connection` (the exchange arms its timers here, on the loop).
+    func started(on connection: HTTPConnection)
+    /// The final (non-1xx) response head.
+    func receive(head: HTTPResponseHead) throws
+    /// One piece of the body; `false` stops reading: the exchange finishes with what it has
+    /// and the connection is closed rather than drained.
+    func receive(body: ByteBuffer) throws -> Bool
+    /// The response is complete (or reading was stopped); what the exchange amounts to.
+    func finish() throws -> HTTPExchange.Outcome
+}
+
+/// One keep-alive HTTP/1.1 connection, carrying one exchange at a time.
+///
+/// The pool leases it to an exchange, which ``send(_:to:)``s one request on it. When that
+/// exchange ends, on the event loop, the connection goes back to the pool by itself: to the idle
+/// list when the response allowed keep-alive and was read to its end, else closed.
+final class HTTPConnection: Sendable {
+    let channel: any Channel
+    let origin: HTTPOrigin
+    private let handler: NIOLoopBound<HTTPResponseHandler>
+
+    /// Call on `channel`'s event loop, with the handler that is in its pipeline.
+    init(channel: any Channel, origin: HTTPOrigin, handler: HTTPResponseHandler) {
+        self.channel = channel
+        self.origin = origin
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+    }
+
+    var eventLoop: any EventLoop { channel.eventLoop }
+
+    /// Writes `head` and reports the response to `consumer`; the future ends with the exchange,
+    /// after the connection went back to the pool. `returnToPool` is told whether it may be reused.
+    func send(_ head: HTTPRequestHead, to consumer: any HTTPResponseConsumer,
+              returnToPool: @escaping @Sendable (Bool) -> Void) -> EventLoopFuture<HTTPExchange.Outcome> {
+        let promise = channel.eventLoop.makePromise(of: HTTPExchange.Outcome.self)
+        channel.eventLoop.execute { [handler, self] in
+            consumer.started(on: self)
+            handler.value.start(head, consumer: consumer, promise: promise, returnToPool: returnToPool)
+        }
+        return promise.futureResult
+    }
+
+    /// Ends the connection now; an exchange on it fails.
+    func abort() {
+        channel.close(promise: nil)
+    }
+}
+
+/// Thrown when a connection that served before closed without a response byte to the next
+/// request: the server dropped it while idle, so the request may be sent again elsewhere.
+struct StaleConnectionError: Error {}
+
+/// The channel handler behind ``HTTPConnection``: writes the request and feeds response parts to
+/// the exchange's consumer.
+final class HTTPResponseHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private var context: ChannelHandlerContext?
+    private var consumer: (any HTTPResponseConsumer)?
+    private var promise: EventLoopPromise<HTTPExchange.Outcome>?
+    private var returnToPool: (@Sendable (Bool) -> Void)?
+    private var exchangesStarted = 0
+    private var sawResponse = false
+    private var keepAlive = true
+    /// An error seen while no exchange was running (a failed TLS handshake, before the first
+    /// request was written): the next exchange reports it instead of a bare "closed".
+    private var errorBetweenExchanges: (any Error)?
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        fail(ChannelError.ioOnClosedChannel)
+        self.context = nil
+    }
+
+    func start(_ head: HTTPRequestHead, consumer: any HTTPResponseConsumer,
+               promise: EventLoopPromise<HTTPExchange.Outcome>, returnToPool: @escaping @Sendable (Bool) -> Void) {
+        guard let context, context.channel.isActive, self.promise == nil, errorBetweenExchanges == nil else {
+            returnToPool(false)
+            promise.fail(exchangesStarted > 0 ? StaleConnectionError() : errorBetweenExchanges ?? ChannelError.ioOnClosedChannel)
+            return
+        }
+        exchangesStarted += 1
+        self.consumer = consumer
+        self.promise = promise
+        self.returnToPool = returnToPool
+        sawResponse = false
+        keepAlive = true
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let consumer else { return }
+        do {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                // 1xx heads are interim; the final head follows on the same stream.
+                if head.status.code < 200 && head.status != .switchingProtocols { return }
+                sawResponse = true
+                keepAlive = head.isKeepAlive
+                try consumer.receive(head: head)
+            case .body(let buffer):
+                // Reading stops early (a dropped body past its bound): the connection cannot be reused.
+                if try !consumer.receive(body: buffer) { succeed(try consumer.finish(), reusable: false) }
+            case .end:
+                succeed(try consumer.finish(), reusable: keepAlive)
+            }
+        } catch {
+            fail(error)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if promise == nil { errorBetweenExchanges = error }
+        fail(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(ChannelError.eof)
+        context.fireChannelInactive()
+    }
+
+    private func succeed(_ outcome: HTTPExchange.Outcome, reusable: Bool) {
+        guard let promise, let returnToPool else { return }
+        end()
+        if !reusable { context?.close(promise: nil) }
+        returnToPool(reusable)
+        promise.succeed(outcome)
+    }
+
+    private func fail(_ error: any Error) {
+        guard let promise, let returnToPool else { return }
+        let stale = !sawResponse && exchangesStarted > 1
+        end()
+        context?.close(promise: nil)
+        returnToPool(false)
+        promise.fail(stale ? StaleConnectionError() : error)
+    }
+
+    private func end() {
+        promise = nil
+        consumer = nil
+        returnToPool = nil
+    }
+}

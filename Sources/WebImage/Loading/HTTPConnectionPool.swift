@@ -1,0 +1,324 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import Synchronization
+
+/// Keep-alive HTTP/1.1 connections, at most ``maxConnectionsPerOrigin`` per scheme, host and port.
+///
+/// Built on SwiftNIO directly because a general-purpose client's per-request machinery (state
+/// machines, request validation, delegate plumbing) cost as much CPU as moving the bytes: an image
+/// loader sends nothing but GETs, so a connection here is a channel, a codec and one small handler.
+/// Waiters for a busy origin are served first come, first served.
+final class HTTPConnectionPool: Sendable {
+    /// What a waiter is granted when a connection frees up.
+    private enum Grant {
+        /// An idle connection, ready for a request.
+        case connection(HTTPConnection)
+        /// A slot: the waiter opens a connection of its own.
+        case slot
+    }
+
+    private struct Waiter {
+        let id: Int
+        let continuation: CheckedContinuation<Grant, any Error>
+    }
+
+    /// A connection waiting for its next exchange; `generation` tells this idle spell from later ones.
+    private struct IdleConnection {
+        let connection: HTTPConnection
+        let generation: Int
+    }
+
+    private struct PerOrigin {
+        var idle: [IdleConnection] = []
+        /// Connections open or being opened, idle or not.
+        var open = 0
+        var waiters: [Waiter] = []
+    }
+
+    private struct State {
+        var origins: [HTTPOrigin: PerOrigin] = [:]
+        var all: [ObjectIdentifier: HTTPConnection] = [:]
+        var nextWaiterID = 0
+        var nextIdleGeneration = 0
+        var isShutDown = false
+    }
+
+    let maxConnectionsPerOrigin: Int
+    private let group: any EventLoopGroup
+    private let connectTimeout: TimeAmount
+    private let idleConnectionTimeout: TimeAmount
+    private let allowsInvalidCertificates: Bool
+    // Made on the first https connection: loading the system's trust roots costs milliseconds
+    // that a plain-http process should not pay at start.
+    private let tlsContext = Mutex<Result<NIOSSLContext, any Error>?>(nil)
+    private let state = Mutex(State())
+
+    init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, maxConnectionsPerOrigin: Int,
+         allowsInvalidCertificates: Bool, connectTimeout: TimeAmount = .seconds(10),
+         idleConnectionTimeout: TimeAmount = .seconds(60)) {
+        self.group = group
+        self.maxConnectionsPerOrigin = max(1, maxConnectionsPerOrigin)
+        self.connectTimeout = connectTimeout
+        self.idleConnectionTimeout = idleConnectionTimeout
+        self.allowsInvalidCertificates = allowsInvalidCertificates
+    }
+
+    /// The shared client TLS context, made once; a failure to make it fails https loads only.
+    private func makeTLSContext() throws -> NIOSSLContext {
+        try tlsContext.withLock { context in
+            if let context { return try context.get() }
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if allowsInvalidCertificates { configuration.certificateVerification = .none }
+            let made = Result { try NIOSSLContext(configuration: configuration) }
+            context = made
+            return try made.get()
+        }
+    }
+
+    // MARK: Leasing
+
+    /// A connection to `origin` for one exchange: an idle one, a new one, or the next to free up.
+    func lease(_ origin: HTTPOrigin) async throws -> HTTPConnection {
+        let id = state.withLock { state -> Int in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        var grant = try state.withLock { state in try grantNow(origin, in: &state) }
+        if grant == nil {
+            grant = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    // Decided again under the lock that enqueues, so a release in between is not missed.
+                    let now = Result { () throws -> Grant? in
+                        try state.withLock { state in
+                            if Task.isCancelled { throw WebImageError.cancelled }
+                            if let grant = try grantNow(origin, in: &state) { return grant }
+                            state.origins[origin, default: PerOrigin()].waiters.append(Waiter(id: id, continuation: continuation))
+                            return nil
+                        }
+                    }
+                    switch now {
+                    case .success(let grant?): continuation.resume(returning: grant)
+                    case .success(nil): break
+                    case .failure(let error): continuation.resume(throwing: error)
+                    }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state -> Waiter? in
+                    guard let index = state.origins[origin]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.origins[origin]?.waiters.remove(at: index)
+                }
+                waiter?.continuation.resume(throwing: WebImageError.cancelled)
+            }
+        }
+        switch grant {
+        case .connection(let connection)?: return connection
+        case .slot?, nil: return try await connect(origin)
+        }
+    }
+
+    /// An idle connection or a free slot for `origin`, taken; `nil` when the caller must wait.
+    private func grantNow(_ origin: HTTPOrigin, in state: inout State) throws -> Grant? {
+        guard !state.isShutDown else { throw WebImageError.cancelled }
+        var entry = state.origins[origin, default: PerOrigin()]
+        defer { state.origins[origin] = entry }
+        while let idle = entry.idle.popLast() {
+            if idle.connection.channel.isActive { return .connection(idle.connection) }
+            entry.open -= 1
+            state.all[ObjectIdentifier(idle.connection)] = nil
+        }
+        guard entry.open < maxConnectionsPerOrigin else { return nil }
+        entry.open += 1
+        return .slot
+    }
+
+    /// Gives back a connection its exchange is done with; a waiter gets it, or it goes idle.
+    /// Called once per exchange, on the connection's event loop when the exchange ran.
+    func release(_ connection: HTTPConnection, reusable: Bool) {
+        let origin = connection.origin
+        let reuse = reusable && connection.channel.isActive
+        let (grant, waiter, shutDown, generation): (Grant?, Waiter?, Bool, Int) = state.withLock { state in
+            if state.isShutDown {
+                state.all[ObjectIdentifier(connection)] = nil
+                return (nil, nil, true, 0)
+            }
+            var entry = state.origins[origin, default: PerOrigin()]
+            defer { state.origins[origin] = entry }
+            if !reuse {
+                state.all[ObjectIdentifier(connection)] = nil
+                guard !entry.waiters.isEmpty else {
+                    entry.open -= 1
+                    return (nil, nil, false, 0)
+                }
+                // The slot passes to the next waiter, who opens a connection of its own.
+                return (.slot, entry.waiters.removeFirst(), false, 0)
+            }
+            guard !entry.waiters.isEmpty else {
+                state.nextIdleGeneration += 1
+                entry.idle.append(IdleConnection(connection: connection, generation: state.nextIdleGeneration))
+                return (nil, nil, false, state.nextIdleGeneration)
+            }
+            return (.connection(connection), entry.waiters.removeFirst(), false, 0)
+        }
+        if shutDown || !reuse { connection.abort() }
+        if let grant, let waiter {
+            waiter.continuation.resume(returning: grant)
+        } else if reuse && !shutDown {
+            scheduleIdleClose(connection, generation: generation)
+        }
+    }
+
+    /// A slot given up without a connection (its connect failed): passes it on or frees it.
+    private func releaseSlot(_ origin: HTTPOrigin) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard var entry = state.origins[origin] else { return nil }
+            defer { state.origins[origin] = entry }
+            guard !entry.waiters.isEmpty else {
+                entry.open -= 1
+                return nil
+            }
+            return entry.waiters.removeFirst()
+        }
+        waiter?.continuation.resume(returning: .slot)
+    }
+
+    // MARK: Connections
+
+    private func connect(_ origin: HTTPOrigin) async throws -> HTTPConnection {
+        do {
+            let tls = origin.scheme == "https" ? try makeTLSContext() : nil
+            let host = origin.host
+            // Like browsers, send SNI and check the name only for host names, not IP literals.
+            let serverHostname = host.isIPAddressLiteral ? nil : host
+            // The channel runs on `loop`, so the handshake promise can be made before it exists.
+            let loop = group.next()
+            let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
+            let channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(connectTimeout)
+                .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if let tls, let handshake {
+                            try channel.pipeline.syncOperations.addHandler(
+                                NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
+                            try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
+                        }
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    }
+                }
+                .connect(host: host, port: origin.port).get()
+            // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
+            do {
+                try await handshake?.futureResult.get()
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+            let connection = try await channel.eventLoop.submit {
+                let handler = HTTPResponseHandler()
+                try channel.pipeline.syncOperations.addHandler(handler)
+                return HTTPConnection(channel: channel, origin: origin, handler: handler)
+            }.get()
+            let admitted = state.withLock { state -> Bool in
+                guard !state.isShutDown else { return false }
+                state.all[ObjectIdentifier(connection)] = connection
+                return true
+            }
+            guard admitted else {
+                channel.close(promise: nil)
+                throw WebImageError.cancelled
+            }
+            channel.closeFuture.whenComplete { [weak self] _ in self?.forgetIdle(connection) }
+            return connection
+        } catch {
+            releaseSlot(origin)
+            throw error
+        }
+    }
+
+    /// Drops a connection that closed while idle (the server ended it, or the idle timer did).
+    private func forgetIdle(_ connection: HTTPConnection) {
+        state.withLock { state in
+            guard var entry = state.origins[connection.origin],
+                  let index = entry.idle.firstIndex(where: { $0.connection === connection }) else { return }
+            entry.idle.remove(at: index)
+            entry.open -= 1
+            state.origins[connection.origin] = entry
+            state.all[ObjectIdentifier(connection)] = nil
+        }
+    }
+
+    /// Closes `connection` if it is still in the idle spell `generation` after the idle timeout.
+    private func scheduleIdleClose(_ connection: HTTPConnection, generation: Int) {
+        connection.eventLoop.scheduleTask(in: idleConnectionTimeout) { [weak self] in
+            guard let self else { return }
+            let stillIdle = state.withLock { state -> Bool in
+                guard var entry = state.origins[connection.origin],
+                      let index = entry.idle.firstIndex(where: { $0.generation == generation }) else { return false }
+                // Taken out under the lock, so no lease can pick it up while it closes.
+                entry.idle.remove(at: index)
+                entry.open -= 1
+                state.origins[connection.origin] = entry
+                state.all[ObjectIdentifier(connection)] = nil
+                return true
+            }
+            if stillIdle { connection.abort() }
+        }
+    }
+
+    /// Closes every connection; exchanges still running fail, later leases throw.
+    func shutdown() async {
+        let (connections, waiters) = state.withLock { state -> ([HTTPConnection], [Waiter]) in
+            state.isShutDown = true
+            let waiters = state.origins.values.flatMap(\.waiters)
+            let connections = Array(state.all.values)
+            state.origins = [:]
+            state.all = [:]
+            return (connections, waiters)
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: WebImageError.cancelled) }
+        for connection in connections {
+            try? await connection.channel.close()
+        }
+    }
+}
+
+/// Completes when the TLS handshake does, then leaves the pipeline.
+private final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private let promise: EventLoopPromise<Void>
+
+    init(_ promise: EventLoopPromise<Void>) { self.promise = promise }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event {
+            promise.succeed(())
+            context.pipeline.syncOperations.removeHandler(self, promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(ChannelError.eof)
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        promise.fail(ChannelError.ioOnClosedChannel)
+    }
+}
+
+extension String {
+    /// Whether the string is an IPv4 or IPv6 address rather than a host name.
+    var isIPAddressLiteral: Bool {
+        (try? SocketAddress(ipAddress: self, port: 0)) != nil
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageTestSupport
+
+/// The loader's own HTTP/1.1 connections, observed at the loopback server: what goes on the
+/// request line, keep-alive reuse, the per-host limit, and the retry of a request that met a
+/// connection the server had already dropped.
+@Suite("HTTP connections", .timeLimit(.minutes(1)))
+struct HTTPConnectionTests {
+    @Test func requestLineKeepsThePercentEncodedPathAndQuery() async throws {
+        try await withServer { server in
+            server.route("/dir/a%20b.png", .image(testBytes(100), contentType: "image/png"))
+            let url = try #require(URL(string: "\(server.baseURL.absoluteString)/dir/a%20b.png?size=2&q=%2F#fragment"))
+            try await withHTTPLoader { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: url)))
+                #expect(outcome.error == nil)
+            }
+            let request = try #require(server.requests.first)
+            #expect(request.uri == "/dir/a%20b.png?size=2&q=%2F")
+            #expect(request.headers["host"] == "127.0.0.1:\(server.baseURL.port ?? 0)")
+        }
+    }
+
+    @Test func sequentialLoadsReuseOneConnection() async throws {
+        try await withServer { server in
+            server.route("/a", .image(testBytes(50_000), contentType: "image/png"))
+            try await withHTTPLoader { loader in
+                for _ in 0..<5 {
+                    let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a"))))
+                    #expect(outcome.data?.count == 50_000)
+                }
+            }
+            #expect(server.requests.count == 5)
+            #expect(Set(server.requests.map(\.connection)).count == 1)
+        }
+    }
+
+    @Test func concurrentLoadsStayWithinThePerHostLimit() async throws {
+        try await withServer { server in
+            let gate = LoopbackGate()
+            server.route("/slow", LoopbackResponse(body: .bytes(testBytes(1_000)), gate: gate))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(10), maxConnectionsPerHost: 2)) { loader in
+                try await withThrowingTaskGroup(of: Int?.self) { group in
+                    for _ in 0..<6 {
+                        group.addTask { await collect(loader.load(ImageLoadRequest(url: server.url("/slow")))).data?.count }
+                    }
+                    // Two requests reach the server; the other four wait for a connection.
+                    await server.waitForRequests(2, path: "/slow")
+                    #expect(server.requestCount(for: "/slow") == 2)
+                    gate.open()
+                    var sizes: [Int?] = []
+                    for try await size in group { sizes.append(size) }
+                    #expect(sizes == Array(repeating: 1_000, count: 6))
+                }
+            }
+            #expect(server.requestCount(for: "/slow") == 6)
+            #expect(Set(server.requests.map(\.connection)).count == 2)
+        }
+    }
+
+    @Test func aDroppedKeepAliveConnectionIsRetriedOnANewOne() async throws {
+        try await withServer { server in
+            server.route("/first", .image(testBytes(1_000), contentType: "image/png"))
+            var dropping = LoopbackResponse.image(testBytes(2_000), contentType: "image/png")
+            dropping.dropsReusedConnection = true
+            server.route("/second", dropping)
+            try await withHTTPLoader { loader in
+                let first = await collect(loader.load(ImageLoadRequest(url: server.url("/first"))))
+                #expect(first.data?.count == 1_000)
+                let second = await collect(loader.load(ImageLoadRequest(url: server.url("/second"))))
+                #expect(second.error == nil)
+                #expect(second.data?.count == 2_000)
+            }
+            // The first try met the reused connection (closed unanswered), the retry a new one.
+            let tries = server.requests.filter { $0.path == "/second" }
+            #expect(tries.count == 2)
+            #expect(tries.map(\.connection) == [0, 1])
+        }
+    }
+
+    @Test func aResetOnAFreshConnectionIsNotRetried() async throws {
+        try await withServer { server in
+            server.route("/reset", LoopbackResponse(body: .bytes(testBytes(10_000)), resetAfterBytes: 100))
+            try await withHTTPLoader { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/reset"))))
+                #expect(outcome.error != nil)
+                #expect(outcome.error?.isTransient == true)
+            }
+            #expect(server.requestCount(for: "/reset") == 1)
+        }
+    }
+}
