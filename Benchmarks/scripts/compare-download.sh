@@ -46,6 +46,7 @@ done
 now() { date +%s.%N; }
 best_curl=""
 best_webimage=""
+ratios=""
 echo "files=$FILES size=$SIZE concurrency=$CONCURRENCY rounds=$ROUNDS nginx=127.0.0.1:$PORT"
 for round in $(seq 1 "$ROUNDS"); do
     t0=$(now)
@@ -56,10 +57,14 @@ for round in $(seq 1 "$ROUNDS"); do
     "$WEBIMAGE_BIN" bench-download --urls-file "$WORK/urls.txt" --concurrency "$CONCURRENCY" --loader-only > "$WORK/loader.out"
     curl_s=$(python3 -c "print(f'{$t1-$t0:.3f}')")
     webimage_s=$(python3 -c "print(f'{$t2-$t1:.3f}')")
-    echo "round $round: curl ${curl_s} s, ImageDownloader ${webimage_s} s ($(cat "$WORK/webimage.out"))"
+    round_ratio=$(python3 -c "print(f'{$webimage_s/$curl_s:.2f}')")
+    ratios="$ratios $round_ratio"
+    echo "round $round: curl ${curl_s} s, ImageDownloader ${webimage_s} s, ratio ${round_ratio} ($(cat "$WORK/webimage.out"))"
     echo "         baseline without the downloader's queue: $(cat "$WORK/loader.out")"
     best_curl=$(python3 -c "print(min(x for x in [$curl_s, ${best_curl:-1e9}]))")
     best_webimage=$(python3 -c "print(min(x for x in [$webimage_s, ${best_webimage:-1e9}]))")
 done
 ratio=$(python3 -c "print(f'{$best_webimage/$best_curl:.2f}')")
+median=$(python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" $ratios)
 echo "best: curl ${best_curl} s, ImageDownloader ${best_webimage} s, ratio ImageDownloader/curl = ${ratio} (<= 1.00 means at least as fast)"
+echo "median of the per-round ratios: ${median}"
