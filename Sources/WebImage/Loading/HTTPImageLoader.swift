@@ -104,11 +104,14 @@ public final class HTTPImageLoader: ImageLoader {
         let maxBodySize = hooks.maxBodySize ?? configuration.maxBodySize
         var url = request.url
         let origin = HTTPOrigin(url)
-        var visited: Set<String> = [url.absoluteString]
+        // Made at the first redirect: most loads have none.
+        var visited: Set<String>?
         var redirects = 0
         while true {
-            guard canLoad(url), url.host != nil else { throw WebImageError.invalidURL(url.absoluteString) }
-            let hop = HTTPOrigin(url)
+            let hop = redirects == 0 ? origin : HTTPOrigin(url)
+            guard hop.scheme == "http" || hop.scheme == "https", !hop.host.isEmpty else {
+                throw WebImageError.invalidURL(url.absoluteString)
+            }
             let sameOrigin = hop == origin
             guard let target = url.requestTarget else { throw WebImageError.invalidURL(url.absoluteString) }
             var fields = headers(for: request, url: url, sameOrigin: sameOrigin, hooks: hooks)
@@ -132,7 +135,8 @@ public final class HTTPImageLoader: ImageLoader {
                     throw WebImageError.invalidURL(location)
                 }
                 // A URL seen before in this chain is a loop: fail now rather than after the limit.
-                guard visited.insert(next.absoluteString).inserted else { throw WebImageError.tooManyRedirects }
+                if visited == nil { visited = [request.url.absoluteString] }
+                guard visited?.insert(next.absoluteString).inserted == true else { throw WebImageError.tooManyRedirects }
                 url = next
             }
         }
