@@ -36,6 +36,12 @@ public final class ImageDownloader: ImageLoader {
         download(request).events
     }
 
+    /// Starts (or joins) a download; a priority change re-sorts it while it is queued.
+    public func start(_ request: ImageLoadRequest) -> ImageLoadHandle {
+        let token = download(request)
+        return ImageLoadHandle(events: token.events, setPriority: { token.setPriority($0) })
+    }
+
     /// Starts (or joins) a download and returns this caller's token.
     public func download(_ request: ImageLoadRequest, options: DownloadOptions = DownloadOptions()) -> DownloadToken {
         coordinator.download(request, options: options)

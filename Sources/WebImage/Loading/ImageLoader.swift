@@ -100,4 +100,30 @@ public protocol ImageLoader: Sendable {
     func canLoad(_ url: URL) -> Bool
     /// Starts loading.
     func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error>
+    /// Starts loading and returns a handle through which the load's priority can change while it
+    /// runs or waits. The manager calls this one. The default calls ``load(_:)`` and ignores
+    /// priority changes; a loader with a queue (``ImageDownloader``) reorders it.
+    func start(_ request: ImageLoadRequest) -> ImageLoadHandle
+}
+
+extension ImageLoader {
+    /// Calls ``load(_:)``; priority changes are ignored.
+    public func start(_ request: ImageLoadRequest) -> ImageLoadHandle {
+        ImageLoadHandle(events: load(request))
+    }
+}
+
+/// A started load: its events, and a way to change its priority.
+public struct ImageLoadHandle: Sendable {
+    /// The load's events, as ``ImageLoader/load(_:)`` delivers them.
+    public let events: AsyncThrowingStream<ImageLoadEvent, any Error>
+    /// Asks the loader to run the load at `priority` from now on.
+    public let setPriority: @Sendable (LoadPriority) -> Void
+
+    /// Creates a handle; without `setPriority`, priority changes are ignored.
+    public init(events: AsyncThrowingStream<ImageLoadEvent, any Error>,
+                setPriority: @escaping @Sendable (LoadPriority) -> Void = { _ in }) {
+        self.events = events
+        self.setPriority = setPriority
+    }
 }

@@ -112,14 +112,9 @@ final class PipelineStages: Sendable {
             }
             request = modified
         }
-        let events: AsyncThrowingStream<ImageLoadEvent, any Error>
-        if let downloader = plan.loader as? ImageDownloader {
-            let token = downloader.download(request)
-            stage.onPriorityChange { token.setPriority($0) }
-            events = token.events
-        } else {
-            events = plan.loader.load(request)
-        }
+        let handle = plan.loader.start(request)
+        stage.onPriorityChange { handle.setPriority($0) }
+        let events = handle.events
         do {
             for try await event in events {
                 switch event {

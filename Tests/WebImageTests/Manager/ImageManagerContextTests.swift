@@ -152,6 +152,17 @@ struct ImageManagerContextTests {
             #expect(allowed.cacheType == .none)
         }
     }
+    @Test func aCustomLoaderSeesPriorityChanges() async throws {
+        let fixture = try ManagerFixture()
+        let loader = PriorityGatedLoader(data: try SampleImages.encoded(.png, width: 4, height: 3))
+        let task = fixture.manager.imageTask(with: URL(string: "mem://gated.png")!, context: ImageLoadContext(loader: loader))
+        for await _ in loader.started { break }
+        // The loader answers only once a priority change reaches it.
+        task.setPriority(.veryHigh)
+        let result = try await task.result
+        #expect(result.cacheType == .none)
+        #expect(loader.priorities == [.veryHigh])
+    }
 }
 
 /// Waits until `key` is on disk (stores of a load without `waitStoreCache` run behind delivery).
@@ -181,5 +192,36 @@ final class InMemoryLoader: ImageLoader {
             continuation.yield(.completed(data, response))
             continuation.finish()
         }
+    }
+}
+
+/// Answers a load only when a priority change reaches it through ``ImageLoader/start(_:)``.
+final class PriorityGatedLoader: ImageLoader {
+    let data: Data
+    /// Yields when the manager starts a load.
+    let started: AsyncStream<Void>
+    private let startedContinuation: AsyncStream<Void>.Continuation
+    private let seen = Mutex<[LoadPriority]>([])
+
+    init(data: Data) {
+        self.data = data
+        (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    var priorities: [LoadPriority] { seen.withLock { $0 } }
+
+    func canLoad(_ url: URL) -> Bool { url.scheme == "mem" }
+
+    func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> { start(request).events }
+
+    func start(_ request: ImageLoadRequest) -> ImageLoadHandle {
+        let (events, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
+        startedContinuation.yield()
+        let response = ImageLoadResponse(url: request.url, headers: ["content-type": "image/png"])
+        return ImageLoadHandle(events: events, setPriority: { [self] priority in
+            seen.withLock { $0.append(priority) }
+            continuation.yield(.completed(data, response))
+            continuation.finish()
+        })
     }
 }
