@@ -12,6 +12,8 @@ final class CookieJar: Sendable {
 
     /// Stores the `Set-Cookie` headers of a response from `url`.
     func store(_ headers: [(String, String)], from url: URL) {
+        // Most image responses set no cookie: skip parsing the origin for them.
+        guard headers.contains(where: { $0.0.count == 10 && $0.0.lowercased() == "set-cookie" }) else { return }
         let origin = HTTPOrigin(url)
         var updates: [(String, String?)] = []
         for (name, value) in headers where name.lowercased() == "set-cookie" {
@@ -30,6 +32,7 @@ final class CookieJar: Sendable {
 
     /// The `Cookie` header for a request to `url`, if any cookie matches its origin.
     func header(for url: URL) -> String? {
+        guard !cookies.withLock(\.isEmpty) else { return nil }
         let stored = cookies.withLock { $0[HTTPOrigin(url)] } ?? [:]
         guard !stored.isEmpty else { return nil }
         return stored.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")

@@ -35,20 +35,14 @@ final class DownloadCoordinator: Sendable {
 
     }
 
-    /// A queued download as the scheduler sees it: small and flat, so picking the next is a cheap scan.
-    struct QueueEntry {
-        let id: Int
-        var priority: LoadPriority
-    }
-
     struct State {
         var downloads: [Int: Download] = [:]
         var byKey: [DownloadKey: Int] = [:]
         var downloadOfCaller: [Int: Int] = [:]
         var runningSlots = 0
         var suspended = false
-        /// Queued slot-taking downloads, oldest first.
-        var queue: [QueueEntry] = []
+        /// Queued slot-taking downloads.
+        var queue = DownloadQueue()
         var nextDownloadID = 0
     }
 
@@ -132,7 +126,7 @@ final class DownloadCoordinator: Sendable {
             state.byKey[key] = id
             state.downloadOfCaller[callerID] = id
             if usesSlot {
-                state.queue.append(QueueEntry(id: id, priority: request.priority))
+                state.queue.append(id, priority: request.priority)
                 pump(&state)
             } else {
                 // File and data URLs are local and cheap: they take no slot and ignore suspension.
@@ -183,9 +177,8 @@ final class DownloadCoordinator: Sendable {
 
     /// Makes a queued download's priority the highest of its callers'. Call with the lock held.
     private func refreshPriority(of id: Int, in state: inout State) {
-        guard let callers = state.downloads[id]?.callers,
-              let index = state.queue.firstIndex(where: { $0.id == id }) else { return }
-        state.queue[index].priority = callers.values.map(\.priority).max() ?? .normal
+        guard let callers = state.downloads[id]?.callers, state.queue.contains(id) else { return }
+        state.queue.setPriority(callers.values.map(\.priority).max() ?? .normal, of: id)
     }
 
     // MARK: Queue
@@ -221,17 +214,10 @@ final class DownloadCoordinator: Sendable {
     /// Starts queued downloads while slots are free. Call with the lock held.
     private func pump(_ state: inout State) {
         let limit = max(1, configuration.maxConcurrentDownloads)
-        while !state.suspended && state.runningSlots < limit && !state.queue.isEmpty {
-            // The queue is in arrival order: FIFO takes the first of the highest priority, LIFO the last.
-            var best = 0
-            let lifo = configuration.executionOrder == .lifo
-            for index in state.queue.indices.dropFirst() {
-                let candidate = state.queue[index].priority, current = state.queue[best].priority
-                if candidate > current || (lifo && candidate == current) { best = index }
-            }
-            let next = state.queue.remove(at: best)
+        let lifo = configuration.executionOrder == .lifo
+        while !state.suspended && state.runningSlots < limit, let next = state.queue.popNext(lifo: lifo) {
             state.runningSlots += 1
-            start(next.id, in: &state)
+            start(next, in: &state)
         }
     }
 
@@ -248,9 +234,7 @@ final class DownloadCoordinator: Sendable {
     private func removeDownload(_ id: Int, in state: inout State, effects: inout Effects, cancelled: Bool) {
         guard let download = state.downloads.removeValue(forKey: id) else { return }
         if state.byKey[download.key] == id { state.byKey[download.key] = nil }
-        if download.phase == .queued, let index = state.queue.firstIndex(where: { $0.id == id }) {
-            state.queue.remove(at: index)
-        }
+        if download.phase == .queued { state.queue.remove(id) }
         for callerID in download.callers.keys { state.downloadOfCaller[callerID] = nil }
         if download.phase == .running && download.usesSlot { state.runningSlots -= 1 }
         if cancelled {

@@ -25,10 +25,10 @@ final class HTTPConnectionPool: Sendable {
         let continuation: CheckedContinuation<Grant, any Error>
     }
 
-    /// A connection waiting for its next exchange; `generation` tells this idle spell from later ones.
+    /// A connection waiting for its next exchange, since `since`.
     private struct IdleConnection {
         let connection: HTTPConnection
-        let generation: Int
+        let since: NIODeadline
     }
 
     private struct PerOrigin {
@@ -41,8 +41,10 @@ final class HTTPConnectionPool: Sendable {
     private struct State {
         var origins: [HTTPOrigin: PerOrigin] = [:]
         var all: [ObjectIdentifier: HTTPConnection] = [:]
+        /// Connections with an idle check scheduled: at most one each, so the event loop's timer
+        /// heap stays small (a check per release made it grow with every request).
+        var idleChecks: Set<ObjectIdentifier> = []
         var nextWaiterID = 0
-        var nextIdleGeneration = 0
         var isShutDown = false
     }
 
@@ -139,10 +141,10 @@ final class HTTPConnectionPool: Sendable {
     func release(_ connection: HTTPConnection, reusable: Bool) {
         let origin = connection.origin
         let reuse = reusable && connection.channel.isActive
-        let (grant, waiter, shutDown, generation): (Grant?, Waiter?, Bool, Int) = state.withLock { state in
+        let (grant, waiter, shutDown, scheduleCheck): (Grant?, Waiter?, Bool, Bool) = state.withLock { state in
             if state.isShutDown {
                 state.all[ObjectIdentifier(connection)] = nil
-                return (nil, nil, true, 0)
+                return (nil, nil, true, false)
             }
             var entry = state.origins[origin, default: PerOrigin()]
             defer { state.origins[origin] = entry }
@@ -150,23 +152,22 @@ final class HTTPConnectionPool: Sendable {
                 state.all[ObjectIdentifier(connection)] = nil
                 guard !entry.waiters.isEmpty else {
                     entry.open -= 1
-                    return (nil, nil, false, 0)
+                    return (nil, nil, false, false)
                 }
                 // The slot passes to the next waiter, who opens a connection of its own.
-                return (.slot, entry.waiters.removeFirst(), false, 0)
+                return (.slot, entry.waiters.removeFirst(), false, false)
             }
             guard !entry.waiters.isEmpty else {
-                state.nextIdleGeneration += 1
-                entry.idle.append(IdleConnection(connection: connection, generation: state.nextIdleGeneration))
-                return (nil, nil, false, state.nextIdleGeneration)
+                entry.idle.append(IdleConnection(connection: connection, since: .now()))
+                return (nil, nil, false, state.idleChecks.insert(ObjectIdentifier(connection)).inserted)
             }
-            return (.connection(connection), entry.waiters.removeFirst(), false, 0)
+            return (.connection(connection), entry.waiters.removeFirst(), false, false)
         }
         if shutDown || !reuse { connection.abort() }
         if let grant, let waiter {
             waiter.continuation.resume(returning: grant)
-        } else if reuse && !shutDown {
-            scheduleIdleClose(connection, generation: generation)
+        } else if scheduleCheck {
+            scheduleIdleCheck(connection, at: .now() + idleConnectionTimeout)
         }
     }
 
@@ -248,24 +249,42 @@ final class HTTPConnectionPool: Sendable {
             entry.open -= 1
             state.origins[connection.origin] = entry
             state.all[ObjectIdentifier(connection)] = nil
+            state.idleChecks.remove(ObjectIdentifier(connection))
         }
     }
 
-    /// Closes `connection` if it is still in the idle spell `generation` after the idle timeout.
-    private func scheduleIdleClose(_ connection: HTTPConnection, generation: Int) {
-        connection.eventLoop.scheduleTask(in: idleConnectionTimeout) { [weak self] in
+    /// Closes `connection` once it has sat idle for the whole timeout; while it keeps being used,
+    /// the check moves to the end of its current idle spell.
+    private func scheduleIdleCheck(_ connection: HTTPConnection, at deadline: NIODeadline) {
+        connection.eventLoop.scheduleTask(deadline: deadline) { [weak self] in
             guard let self else { return }
-            let stillIdle = state.withLock { state -> Bool in
+            enum Verdict { case close, recheck(NIODeadline), forget }
+            let verdict = state.withLock { state -> Verdict in
+                let id = ObjectIdentifier(connection)
+                guard state.all[id] != nil else {
+                    state.idleChecks.remove(id)
+                    return .forget
+                }
                 guard var entry = state.origins[connection.origin],
-                      let index = entry.idle.firstIndex(where: { $0.generation == generation }) else { return false }
+                      let index = entry.idle.firstIndex(where: { $0.connection === connection }) else {
+                    // In use now: look again one timeout after it could next go idle.
+                    return .recheck(.now() + idleConnectionTimeout)
+                }
+                let due = entry.idle[index].since + idleConnectionTimeout
+                guard NIODeadline.now() >= due else { return .recheck(due) }
                 // Taken out under the lock, so no lease can pick it up while it closes.
                 entry.idle.remove(at: index)
                 entry.open -= 1
                 state.origins[connection.origin] = entry
-                state.all[ObjectIdentifier(connection)] = nil
-                return true
+                state.all[id] = nil
+                state.idleChecks.remove(id)
+                return .close
             }
-            if stillIdle { connection.abort() }
+            switch verdict {
+            case .close: connection.abort()
+            case .recheck(let deadline): scheduleIdleCheck(connection, at: deadline)
+            case .forget: break
+            }
         }
     }
 
