@@ -155,6 +155,7 @@ final class HTTPExchange: HTTPResponseConsumer {
         onHeaders?(url, head.headers.map { ($0.name, $0.value) })
         let status = Int(head.status.code)
         var lowercased: [String: String] = [:]
+        lowercased.reserveCapacity(head.headers.count)
         for (name, value) in head.headers {
             let key = name.lowercased()
             lowercased[key] = lowercased[key].map { "\($0), \(value)" } ?? value

@@ -143,8 +143,10 @@ public final class HTTPImageLoader: ImageLoader {
     }
 
     private func headers(for request: ImageLoadRequest, url: URL, sameOrigin: Bool, hooks: HTTPLoadHooks) -> HTTPHeaders {
+        let defaults = hooks.defaultHeaders ?? configuration.defaultHeaders
         var merged: [String: (String, String)] = [:]
-        for (name, value) in hooks.defaultHeaders ?? configuration.defaultHeaders { merged[name.lowercased()] = (name, value) }
+        merged.reserveCapacity(defaults.count + request.headers.count + 3)
+        for (name, value) in defaults { merged[name.lowercased()] = (name, value) }
         for (name, value) in request.headers { merged[name.lowercased()] = (name, value) }
         if let validators = request.validators {
             if let etag = validators.etag { merged["if-none-match"] = ("If-None-Match", etag) }
