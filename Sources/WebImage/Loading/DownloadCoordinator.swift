@@ -17,6 +17,14 @@ final class DownloadCoordinator: Sendable {
         var responseModifier: DownloadResponseModifier?
         /// Whether `.response` and `.progress` events go to this caller.
         var reportsProgress: Bool
+
+        /// Whether `event` goes to this caller.
+        func wants(_ event: ImageLoadEvent) -> Bool {
+            switch event {
+            case .response, .progress: reportsProgress
+            case .partialData, .completed, .notModified: true
+            }
+        }
     }
 
     enum Phase { case queued, running }
@@ -61,7 +69,9 @@ final class DownloadCoordinator: Sendable {
     let ownsHTTPLoader: Bool
     let file: FileImageLoader
     let dataURLs = DataURLLoader()
-    let cookies = CookieJar()
+    let cookies: CookieJar
+    /// What every HTTP load of this downloader is given: made once, not per download.
+    let httpHooks: HTTPLoadHooks
     let metrics = DownloadMetrics()
     let logger = Logger(label: "swift-webimage.downloader")
 
@@ -76,6 +86,9 @@ final class DownloadCoordinator: Sendable {
             ownsHTTPLoader = false
         }
         file = FileImageLoader(maxBodySize: configuration.maxBodySize)
+        let cookies = CookieJar()
+        self.cookies = cookies
+        httpHooks = Self.makeHTTPHooks(configuration, cookies: cookies)
     }
 
     // MARK: Callers
@@ -263,7 +276,7 @@ final class DownloadCoordinator: Sendable {
                 for try await event in stream { try handle(event, of: id) }
             default:
                 // In-task with a sink rather than through the loader's stream: one hop less per chunk.
-                try await http.perform(request, hooks: httpHooks()) { [self] event in try handle(event, of: id) }
+                try await http.perform(request, hooks: httpHooks) { [self] event in try handle(event, of: id) }
             }
             // A no-op when an event above already completed the download.
             complete(id, .failure(Task.isCancelled ? .cancelled : .connectionFailed("load ended without a result")), bytes: 0)
@@ -308,12 +321,7 @@ final class DownloadCoordinator: Sendable {
             // Taken out and put back so the update mutates in place (no copy of the callers).
             guard var download = state.downloads.removeValue(forKey: id) else { return }
             update(&download)
-            let isProgress: Bool
-            switch event {
-            case .response, .progress: isProgress = true
-            default: isProgress = false
-            }
-            for caller in download.callers.values where caller.reportsProgress || !isProgress {
+            for caller in download.callers.values where caller.wants(event) {
                 caller.continuation.yield(event)
             }
             state.downloads[id] = download
@@ -354,8 +362,7 @@ final class DownloadCoordinator: Sendable {
         }
     }
 
-    private func httpHooks() -> HTTPLoadHooks {
-        let (configuration, cookies) = (configuration, cookies)
+    private static func makeHTTPHooks(_ configuration: ImageDownloaderConfiguration, cookies: CookieJar) -> HTTPLoadHooks {
         let storeCookies: (@Sendable (URL, [(String, String)]) -> Void)?
         if configuration.cookiesEnabled {
             storeCookies = { url, headers in cookies.store(headers, from: url) }

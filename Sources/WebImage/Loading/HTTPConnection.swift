@@ -70,9 +70,6 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     private var exchangesStarted = 0
     private var sawResponse = false
     private var keepAlive = true
-    /// An error seen while no exchange was running (a failed TLS handshake, before the first
-    /// request was written): the next exchange reports it instead of a bare "closed".
-    private var errorBetweenExchanges: (any Error)?
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
@@ -83,9 +80,9 @@ final class HTTPResponseHandler: ChannelInboundHandler {
 
     func start(_ head: HTTPRequestHead, consumer: any HTTPResponseConsumer,
                promise: EventLoopPromise<HTTPExchange.Outcome>, returnToPool: @escaping @Sendable (Bool) -> Void) {
-        guard let context, context.channel.isActive, self.promise == nil, errorBetweenExchanges == nil else {
+        guard let context, context.channel.isActive, self.promise == nil else {
             returnToPool(false)
-            promise.fail(exchangesStarted > 0 ? StaleConnectionError() : errorBetweenExchanges ?? ChannelError.ioOnClosedChannel)
+            promise.fail(exchangesStarted > 0 ? StaleConnectionError() : ChannelError.ioOnClosedChannel)
             return
         }
         exchangesStarted += 1
@@ -120,7 +117,6 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if promise == nil { errorBetweenExchanges = error }
         fail(error)
     }
 

@@ -46,6 +46,19 @@ final class HTTPConnectionPool: Sendable {
         var idleChecks: Set<ObjectIdentifier> = []
         var nextWaiterID = 0
         var isShutDown = false
+
+        /// Forgets the idle `connection` of `origin` (it closed, or is about to be closed);
+        /// `false` when it is not idle.
+        mutating func dropIdle(_ connection: HTTPConnection) -> Bool {
+            guard var entry = origins[connection.origin],
+                  let index = entry.idle.firstIndex(where: { $0.connection === connection }) else { return false }
+            entry.idle.remove(at: index)
+            entry.open -= 1
+            origins[connection.origin] = entry
+            all[ObjectIdentifier(connection)] = nil
+            idleChecks.remove(ObjectIdentifier(connection))
+            return true
+        }
     }
 
     let maxConnectionsPerOrigin: Int
@@ -84,11 +97,12 @@ final class HTTPConnectionPool: Sendable {
 
     /// A connection to `origin` for one exchange: an idle one, a new one, or the next to free up.
     func lease(_ origin: HTTPOrigin) async throws -> HTTPConnection {
-        let id = state.withLock { state -> Int in
+        // The waiter id is taken with the first try, so the common case locks once.
+        let (firstTry, id) = try state.withLock { state -> (Grant?, Int) in
             state.nextWaiterID += 1
-            return state.nextWaiterID
+            return (try grantNow(origin, in: &state), state.nextWaiterID)
         }
-        var grant = try state.withLock { state in try grantNow(origin, in: &state) }
+        var grant = firstTry
         if grant == nil {
             grant = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -137,7 +151,8 @@ final class HTTPConnectionPool: Sendable {
     }
 
     /// Gives back a connection its exchange is done with; a waiter gets it, or it goes idle.
-    /// Called once per exchange, on the connection's event loop when the exchange ran.
+    /// Called once per exchange (by the connection when the exchange ends, or by an exchange
+    /// that was cancelled before it sent anything).
     func release(_ connection: HTTPConnection, reusable: Bool) {
         let origin = connection.origin
         let reuse = reusable && connection.channel.isActive
@@ -242,15 +257,7 @@ final class HTTPConnectionPool: Sendable {
 
     /// Drops a connection that closed while idle (the server ended it, or the idle timer did).
     private func forgetIdle(_ connection: HTTPConnection) {
-        state.withLock { state in
-            guard var entry = state.origins[connection.origin],
-                  let index = entry.idle.firstIndex(where: { $0.connection === connection }) else { return }
-            entry.idle.remove(at: index)
-            entry.open -= 1
-            state.origins[connection.origin] = entry
-            state.all[ObjectIdentifier(connection)] = nil
-            state.idleChecks.remove(ObjectIdentifier(connection))
-        }
+        _ = state.withLock { $0.dropIdle(connection) }
     }
 
     /// Closes `connection` once it has sat idle for the whole timeout; while it keeps being used,
@@ -265,19 +272,14 @@ final class HTTPConnectionPool: Sendable {
                     state.idleChecks.remove(id)
                     return .forget
                 }
-                guard var entry = state.origins[connection.origin],
-                      let index = entry.idle.firstIndex(where: { $0.connection === connection }) else {
+                guard let since = state.origins[connection.origin]?.idle.first(where: { $0.connection === connection })?.since else {
                     // In use now: look again one timeout after it could next go idle.
                     return .recheck(.now() + idleConnectionTimeout)
                 }
-                let due = entry.idle[index].since + idleConnectionTimeout
+                let due = since + idleConnectionTimeout
                 guard NIODeadline.now() >= due else { return .recheck(due) }
                 // Taken out under the lock, so no lease can pick it up while it closes.
-                entry.idle.remove(at: index)
-                entry.open -= 1
-                state.origins[connection.origin] = entry
-                state.all[id] = nil
-                state.idleChecks.remove(id)
+                _ = state.dropIdle(connection)
                 return .close
             }
             switch verdict {

@@ -50,8 +50,9 @@ final class HTTPExchange: HTTPResponseConsumer {
     private let idleTimeout: TimeAmount
     private let onHeaders: (@Sendable (URL, [(String, String)]) -> Void)?
     private let sink: @Sendable (ImageLoadEvent) throws -> Void
-    // Callbacks arrive on one event loop, the timer is armed from the calling task: the lock
-    // makes the shared state safe (it is never contended in the steady state).
+    // The connection's callbacks and the idle timer run on its event loop; the calling task reads
+    // the state when the hop fails and resets it before a retry. The lock makes that safe (it is
+    // never contended in the steady state).
     private let state = Mutex(State())
 
     init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: Duration,

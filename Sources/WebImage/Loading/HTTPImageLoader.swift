@@ -62,8 +62,7 @@ public final class HTTPImageLoader: ImageLoader {
 
     /// Whether `url` is http or https.
     public func canLoad(_ url: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased() else { return false }
-        return scheme == "http" || scheme == "https"
+        HTTPOrigin.isHTTP(scheme: url.scheme?.lowercased() ?? "")
     }
 
     /// Starts loading; terminating the stream cancels the request.
@@ -109,7 +108,7 @@ public final class HTTPImageLoader: ImageLoader {
         var redirects = 0
         while true {
             let hop = redirects == 0 ? origin : HTTPOrigin(url)
-            guard hop.scheme == "http" || hop.scheme == "https", !hop.host.isEmpty else {
+            guard HTTPOrigin.isHTTP(scheme: hop.scheme), !hop.host.isEmpty else {
                 throw WebImageError.invalidURL(url.absoluteString)
             }
             let sameOrigin = hop == origin
@@ -189,6 +188,9 @@ struct HTTPOrigin: Hashable, Sendable {
         host = url.host?.lowercased() ?? ""
         port = url.port ?? (scheme == "https" ? 443 : 80)
     }
+
+    /// Whether a lowercased scheme is one this loader speaks.
+    static func isHTTP(scheme: String) -> Bool { scheme == "http" || scheme == "https" }
 
     /// The `Host` header: the port only when it is not the scheme's default, IPv6 in brackets.
     var hostHeader: String {
