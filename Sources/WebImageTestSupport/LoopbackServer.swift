@@ -201,6 +201,7 @@ public final class LoopbackServer: Sendable {
         let channel = connection.channel
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
+            var served = 0
             for try await part in inbound {
                 switch part {
                 case .head(let requestHead):
@@ -209,7 +210,9 @@ public final class LoopbackServer: Sendable {
                     break
                 case .end:
                     guard let requestHead = head else { continue }
-                    let keepGoing = try await respond(to: requestHead, connection: id, channel: channel, outbound: outbound)
+                    let keepGoing = try await respond(to: requestHead, connection: id, reused: served > 0,
+                                                      channel: channel, outbound: outbound)
+                    served += 1
                     if !keepGoing { return }
                 }
             }
@@ -220,8 +223,9 @@ public final class LoopbackServer: Sendable {
         }
     }
 
-    /// Answers one request; returns whether the connection can serve another.
-    private func respond(to head: HTTPRequestHead, connection: Int, channel: any Channel,
+    /// Answers one request (`reused`: the connection served one before); returns whether the
+    /// connection can serve another.
+    private func respond(to head: HTTPRequestHead, connection: Int, reused: Bool, channel: any Channel,
                          outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>) async throws -> Bool {
         let path = String(head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         var headers: [String: String] = [:]
@@ -230,9 +234,7 @@ public final class LoopbackServer: Sendable {
             headers[key] = headers[key].map { "\($0), \(value)" } ?? value
         }
         var route: LoopbackResponse?
-        var reused = false
         mutate { state in
-            reused = state.log.contains { $0.connection == connection }
             state.log.append(LoopbackRequest(order: state.log.count, method: "\(head.method)", path: path,
                                              uri: head.uri, headers: headers, connection: connection))
             state.countsByPath[path, default: 0] += 1
