@@ -5,9 +5,14 @@ import Foundation
 ///
 /// Decodes baseline, progressive, grayscale and CMYK/YCCK JPEGs straight into the returned
 /// bitmap's memory. Thumbnails use the DCT's own scaling (1/2, 1/4, 1/8) so the full-size bitmap
-/// is never allocated, then a high-quality resample to the exact size. The EXIF orientation is
-/// reported, not applied.
+/// is never allocated, then a high-quality resample to the exact size; at 1/8 scale, sequential
+/// JPEGs are read from their DC coefficients by ``JPEGEighthScaleDecoder`` (same pixels as
+/// libjpeg-turbo's, in a fraction of the time). The EXIF orientation is reported, not applied.
 public struct JPEGCoder: ImageCoder {
+    /// Whether 1/8-scale decodes go through ``JPEGEighthScaleDecoder`` when it can take the file
+    /// (tests turn it off to compare it with libjpeg-turbo).
+    var decodesEighthScaleFromDC = true
+
     /// Creates the coder.
     public init() {}
 
@@ -34,7 +39,10 @@ public struct JPEGCoder: ImageCoder {
             let scaled = Self.dctScaledSize(width: Int(width), height: Int(height), atLeast: target)
             let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
             let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
-            let decoded = try Bitmap(width: scaled.width, height: scaled.height) { buffer in
+            let isEighthScale = (scaled.width, scaled.height) == ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
+            let fastDecoded = isEighthScale && !isCMYK && decodesEighthScaleFromDC
+                ? try JPEGEighthScaleDecoder.decode(bytes) : nil
+            let decoded = try fastDecoded ?? Bitmap(width: scaled.width, height: scaled.height) { buffer in
                 let output = buffer.bindMemory(to: UInt8.self).baseAddress!
                 let status = tjDecompress2(handle, base, UInt(bytes.count), output, Int32(scaled.width), 0,
                                            Int32(scaled.height), pixelFormat.rawValue, 0)
@@ -65,16 +73,39 @@ public struct JPEGCoder: ImageCoder {
     public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .jpeg else { throw WebImageError.unsupportedFormat("JPEGCoder encodes JPEG only") }
         let bitmap = image.hasAlpha ? try Self.flattenedOnWhite(image.bitmap) : image.bitmap
+        let quality = Int32(min(100, max(1, (options.quality * 100).rounded())))
+        return try Self.encode(bitmap, quality: quality, sampling: quality >= 95 ? .full : .halfBoth)
+    }
+
+    /// Chroma sampling for ``encode(_:quality:sampling:)``.
+    enum ChromaSampling {
+        /// 4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, and luma only.
+        case full, halfAcross, halfBoth, halfDown, quarterAcross, gray
+
+        var turboJPEG: TJSAMP {
+            switch self {
+            case .full: TJSAMP_444
+            case .halfAcross: TJSAMP_422
+            case .halfBoth: TJSAMP_420
+            case .halfDown: TJSAMP_440
+            case .quarterAcross: TJSAMP_411
+            case .gray: TJSAMP_GRAY
+            }
+        }
+    }
+
+    /// Encodes an opaque bitmap as a baseline (or progressive) JPEG with the given quality
+    /// (1...100) and sampling.
+    static func encode(_ bitmap: Bitmap, quality: Int32, sampling: ChromaSampling, progressive: Bool = false) throws -> Data {
         guard let handle = tjInitCompress() else { throw WebImageError.encodingFailed("cannot create a JPEG encoder") }
         defer { tjDestroy(handle) }
-        let quality = Int32(min(100, max(1, (options.quality * 100).rounded())))
-        let subsampling = quality >= 95 ? TJSAMP_444 : TJSAMP_420
+        let subsampling = sampling.turboJPEG
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         let status = bitmap.withUnsafeBytes { bytes in
             tjCompress2(handle, bytes.bindMemory(to: UInt8.self).baseAddress, Int32(bitmap.width), 0,
                         Int32(bitmap.height), TJPF_RGBA.rawValue, &output, &size,
-                        Int32(subsampling.rawValue), quality, 0)
+                        Int32(subsampling.rawValue), quality, progressive ? TJFLAG_PROGRESSIVE : 0)
         }
         defer { if let output { tjFree(output) } }
         guard status == 0, let output else {

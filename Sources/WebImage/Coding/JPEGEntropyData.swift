@@ -1,0 +1,61 @@
+import Foundation
+
+/// A scan's entropy-coded bytes with byte stuffing removed, and where each restart interval
+/// begins: the input of ``JPEGBitReader``.
+struct JPEGEntropyData: Sendable {
+    /// Zero bytes after the data, so that reading 8 bytes anywhere within a block's reach past the
+    /// end stays in bounds: one block consumes at most 27 + 63 × 26 bits, and the decoder checks
+    /// the position after every block.
+    static let padding = 256
+    /// The data, then `padding` zero bytes.
+    let bytes: [UInt8]
+    /// Bytes of data, without the padding.
+    let count: Int
+    /// Offsets into `bytes` where the data after each restart marker starts.
+    let restartOffsets: [Int]
+
+    /// The data of the scan that starts at `start`, or `nil` when its restart markers are out of
+    /// sequence (libjpeg resynchronizes on those in its own way).
+    init?(_ source: UnsafeRawBufferPointer, from start: Int) {
+        guard start <= source.count, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        var restarts: [Int] = []
+        var inSequence = true
+        var written = 0
+        bytes = [UInt8](unsafeUninitializedCapacity: source.count - start + Self.padding) { buffer, initialized in
+            let target = buffer.baseAddress!
+            var read = start
+            scan: while read < source.count {
+                // Copy up to the next 0xFF in one go.
+                let remaining = source.count - read
+                let found = memchr(base + read, 0xFF, remaining)
+                let runLength = found.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - (base + read) } ?? remaining
+                (target + written).initialize(from: base + read, count: runLength)
+                written += runLength
+                read += runLength
+                guard read < source.count else { break }
+                var next = read + 1
+                while next < source.count, base[next] == 0xFF { next += 1 } // fill bytes
+                guard next < source.count else { break }
+                switch base[next] {
+                case 0x00:
+                    target[written] = 0xFF
+                    written += 1
+                case 0xD0...0xD7:
+                    guard Int(base[next] - 0xD0) == restarts.count % 8 else {
+                        inSequence = false
+                        break scan
+                    }
+                    restarts.append(written)
+                default:
+                    break scan // EOI or another marker: the scan is over
+                }
+                read = next + 1
+            }
+            (target + written).initialize(repeating: 0, count: Self.padding)
+            initialized = written + Self.padding
+        }
+        guard inSequence else { return nil }
+        count = written
+        restartOffsets = restarts
+    }
+}

@@ -1,0 +1,165 @@
+/// One Huffman table from a JPEG DHT segment, with the lookup tables the 1/8-scale decoder reads.
+///
+/// Codes of up to ``lookupBits`` bits resolve in one table read; longer ones go through the
+/// canonical-code search in ``Tables/decodeLong(_:)``. The decoder's inner loop reads them
+/// through a ``Tables`` of plain pointers, with no reference counting.
+struct JPEGHuffmanTable: Sendable {
+    /// Bits of the next input looked up at once.
+    static let lookupBits = 10
+    /// Bits of the next input looked up at once for skipping AC coefficients, up to two codes.
+    static let pairBits = 11
+
+    /// Pointers to a table's arrays, valid within ``withTables(_:)``.
+    struct Tables {
+        /// Per `lookupBits`-bit prefix: `symbol << 8 | code length`, or 0 when the code is longer.
+        let symbolLookup: UnsafePointer<UInt16>
+        /// Per prefix, for an AC coefficient that is skipped rather than decoded: `zigzag steps << 8 |
+        /// (code length + magnitude bits)`, or 0 when the code is longer than the prefix or its
+        /// symbol is out of range. An end of block steps 64, so one addition ends the block.
+        let skipLookup: UnsafePointer<UInt16>
+        /// Per `pairBits`-bit prefix, for skipping up to two AC coefficients at once: bits and
+        /// zigzag steps of the first code (bytes 0 and 1), then of both codes (bytes 2 and 3);
+        /// 0 when the first code is longer than the prefix. Where the second code does not fit
+        /// in the prefix, "both" repeats the first.
+        let pairSkip: UnsafePointer<UInt32>
+        /// Largest code of each length (index 1...16), -1 where the length has no codes.
+        let maxCode: UnsafePointer<Int32>
+        /// Added to a code of that length to find its symbol's index in `symbols`.
+        let symbolOffset: UnsafePointer<Int32>
+        let symbols: UnsafePointer<UInt8>
+        let symbolCount: Int
+
+        /// Decodes a code longer than ``lookupBits`` from the top bits of `bits`: the symbol and
+        /// the code length, or `nil` for a bit pattern that is no code of this table.
+        func decodeLong(_ bits: UInt64) -> (symbol: UInt8, length: Int)? {
+            let top16 = Int32(truncatingIfNeeded: bits >> 48)
+            for length in (JPEGHuffmanTable.lookupBits + 1)...16 {
+                let code = top16 >> Int32(16 - length)
+                if code <= maxCode[length] {
+                    let index = Int(code + symbolOffset[length])
+                    guard index >= 0, index < symbolCount else { return nil }
+                    return (symbols[index], length)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Per `lookupBits`-bit prefix: `symbol << 8 | code length`, then per prefix the skip
+    /// entries (see ``Tables/skipLookup``).
+    let lookups: [UInt16]
+    /// See ``Tables/pairSkip``.
+    let pairSkip: [UInt32]
+    /// Largest code of each length (index 1...16), then the symbol offset of each length.
+    let canonical: [Int32]
+    /// The symbols, padded to 256.
+    let symbols: [UInt8]
+    let symbolCount: Int
+
+    init?(counts: some Collection<UInt8>, symbols: [UInt8], isDC: Bool) {
+        guard counts.count == 16, symbols.count == counts.reduce(0, { $0 + Int($1) }), symbols.count <= 256 else { return nil }
+        if isDC, symbols.contains(where: { $0 > 15 }) { return nil }
+        var maxCode = [Int32](repeating: -1, count: 17)
+        var symbolOffset = [Int32](repeating: 0, count: 17)
+        var symbolLookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)
+        var skipLookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)
+        var code: Int32 = 0
+        var index = 0
+        for (lengthIndex, count) in counts.enumerated() {
+            let length = lengthIndex + 1
+            if count > 0 {
+                symbolOffset[length] = Int32(index) - code
+                for _ in 0..<count {
+                    if length <= Self.lookupBits {
+                        let symbol = symbols[index]
+                        let first = Int(code) << (Self.lookupBits - length)
+                        let span = 1 << (Self.lookupBits - length)
+                        let skip = Self.skipEntry(symbol: symbol, codeLength: length)
+                        for prefix in first..<(first + span) {
+                            symbolLookup[prefix] = UInt16(symbol) << 8 | UInt16(length)
+                            skipLookup[prefix] = skip
+                        }
+                    }
+                    code += 1
+                    index += 1
+                }
+                maxCode[length] = code - 1
+            }
+            guard code < Int32(1) << length else { return nil }
+            code <<= 1
+        }
+        lookups = symbolLookup + skipLookup
+        pairSkip = Self.pairSkipTable(counts: Array(counts), symbols: symbols)
+        canonical = maxCode + symbolOffset
+        self.symbols = symbols + [UInt8](repeating: 0, count: 256 - symbols.count)
+        symbolCount = symbols.count
+    }
+
+    /// Calls `body` with pointers to the tables.
+    func withTables<Result>(_ body: (Tables) -> Result) -> Result {
+        lookups.withUnsafeBufferPointer { lookups in
+            canonical.withUnsafeBufferPointer { canonical in
+                symbols.withUnsafeBufferPointer { symbols in
+                    pairSkip.withUnsafeBufferPointer { pairSkip in
+                        body(Tables(symbolLookup: lookups.baseAddress!, skipLookup: lookups.baseAddress! + (1 << Self.lookupBits),
+                                    pairSkip: pairSkip.baseAddress!,
+                                    maxCode: canonical.baseAddress!, symbolOffset: canonical.baseAddress! + 17,
+                                    symbols: symbols.baseAddress!, symbolCount: symbolCount))
+                    }
+                }
+            }
+        }
+    }
+
+
+    /// The pair-skip table (see ``Tables/pairSkip``) of a valid table's code counts and symbols.
+    private static func pairSkipTable(counts: [UInt8], symbols: [UInt8]) -> [UInt32] {
+        // Every code of up to `pairBits` bits, as (code, length, symbol).
+        var codes: [(code: Int, length: Int, symbol: UInt8)] = []
+        var code = 0, index = 0
+        for length in 1...16 {
+            for _ in 0..<Int(counts[length - 1]) {
+                if length <= pairBits { codes.append((code, length, symbols[index])) }
+                code += 1
+                index += 1
+            }
+            code <<= 1
+        }
+        /// The code at the top of `prefix` (of `width` bits), if it fits.
+        func codeAtTop(of prefix: Int, width: Int) -> (length: Int, symbol: UInt8)? {
+            for entry in codes where entry.length <= width && prefix >> (width - entry.length) == entry.code {
+                return (entry.length, entry.symbol)
+            }
+            return nil
+        }
+        func bitsAndSteps(_ symbol: UInt8, length: Int) -> (bits: Int, steps: Int)? {
+            let entry = skipEntry(symbol: symbol, codeLength: length)
+            return entry == 0 ? nil : (Int(entry & 0xFF), Int(entry >> 8))
+        }
+        var table = [UInt32](repeating: 0, count: 1 << pairBits)
+        for prefix in 0..<(1 << pairBits) {
+            guard let first = codeAtTop(of: prefix, width: pairBits),
+                  let one = bitsAndSteps(first.symbol, length: first.length) else { continue }
+            var both = one
+            let rest = pairBits - one.bits
+            if one.steps < 64, rest > 0, let second = codeAtTop(of: prefix & ((1 << rest) - 1), width: rest),
+               let two = bitsAndSteps(second.symbol, length: second.length) {
+                both = (one.bits + two.bits, one.steps + two.steps)
+            }
+            let firstHalf = UInt32(one.bits) | UInt32(one.steps) << 8
+            let secondHalf = UInt32(both.bits) << 16 | UInt32(both.steps) << 24
+            table[prefix] = firstHalf | secondHalf
+        }
+        return table
+    }
+
+    /// The skip entry of an AC symbol (run << 4 | magnitude bits), 0 when libjpeg would read more
+    /// magnitude bits than an 8-bit baseline JPEG can hold (the decode then gives up).
+    private static func skipEntry(symbol: UInt8, codeLength: Int) -> UInt16 {
+        let run = UInt16(symbol >> 4), size = UInt16(symbol & 15)
+        guard size <= 10 else { return 0 }
+        // As in libjpeg: a zero size is a run of 16 zeros (ZRL) when the run is 15, else the end of the block.
+        let steps: UInt16 = size != 0 ? run + 1 : (run == 15 ? 16 : 64)
+        return steps << 8 | (UInt16(codeLength) + size)
+    }
+}

@@ -1,0 +1,207 @@
+/// Decodes the MCUs of a sequential JPEG scan into records (DC values and 2×2 first passes) and
+/// turns records into samples: the two halves of ``JPEGEighthScaleDecoder``'s work.
+///
+/// A value of arrays, so two threads can decode different stretches of one scan at once, each in
+/// its own ``withContext(_:)``.
+struct JPEGScanDecoder: Sendable {
+    let layout: JPEGMCULayout
+    /// The entropy-coded bytes, followed by ``JPEGEntropyData/padding`` zero bytes.
+    private let data: [UInt8]
+    /// Bits of entropy-coded data.
+    let bitCount: Int
+    let restartOffsets: [Int]
+    private let quantization: [Int32]
+
+    init(layout: JPEGMCULayout, entropy: JPEGEntropyData) {
+        self.layout = layout
+        data = entropy.bytes
+        bitCount = entropy.count * 8
+        restartOffsets = entropy.restartOffsets
+        quantization = layout.components.flatMap(\.quantization)
+    }
+
+    /// Room for `count` MCU records, written once by `decode` (which returns how many it wrote,
+    /// or `nil` on failure) and read-only afterwards. Records are not initialized before
+    /// ``Context/decodeMCU(_:_:into:)`` writes them, and pages never written cost no memory, so
+    /// a generous count is free.
+    func decodeRecords(count: Int, _ decode: (UnsafeMutableRawPointer) -> Int?) -> (records: [UInt8], count: Int)? {
+        var decoded: Int?
+        let records = [UInt8](unsafeUninitializedCapacity: max(1, count * layout.recordStride)) { buffer, initialized in
+            decoded = decode(UnsafeMutableRawPointer(buffer.baseAddress!))
+            initialized = buffer.count
+        }
+        return decoded.map { (records, $0) }
+    }
+
+    /// What the inner loop needs of one component, as plain values and pointers (no reference
+    /// counting per block), valid within ``withContext(_:)``.
+    struct BlockDecoder {
+        let dc: JPEGHuffmanTable.Tables
+        let ac: JPEGHuffmanTable.Tables
+        let quantization: UnsafePointer<Int32>
+        let blocksAcross: Int, blocksDown: Int
+        let samplesPerBlock: Int
+        let firstDC: Int, firstWorkspace: Int
+    }
+
+    /// Calls `body` with a context for decoding on this thread.
+    func withContext<Result>(_ body: (Context) -> Result) -> Result {
+        let tables = layout.components.flatMap { [$0.dcTable, $0.acTable] }
+        return Self.withTables(tables[...], []) { tables in
+            data.withUnsafeBufferPointer { data in
+                quantization.withUnsafeBufferPointer { quantization in
+                    JPEGBaselineHeader.naturalOrder.withUnsafeBufferPointer { naturalOrder in
+                        let decoders = layout.components.enumerated().map { index, component in
+                            BlockDecoder(dc: tables[2 * index], ac: tables[2 * index + 1],
+                                         quantization: quantization.baseAddress! + 64 * index,
+                                         blocksAcross: component.blocksAcross, blocksDown: component.blocksDown,
+                                         samplesPerBlock: component.samplesPerBlock,
+                                         firstDC: component.firstDC, firstWorkspace: component.firstWorkspace)
+                        }
+                        return decoders.withUnsafeBufferPointer { decoders in
+                            body(Context(scan: self, data: data.baseAddress!, decoders: decoders,
+                                         naturalOrder: naturalOrder.baseAddress!))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static func withTables<Result>(_ tables: ArraySlice<JPEGHuffmanTable>, _ opened: [JPEGHuffmanTable.Tables],
+                                           _ body: ([JPEGHuffmanTable.Tables]) -> Result) -> Result {
+        guard let first = tables.first else { return body(opened) }
+        return first.withTables { withTables(tables.dropFirst(), opened + [$0], body) }
+    }
+
+    /// Where a decode stands between two MCUs. A plain value, so a stretch can stop on one thread
+    /// and go on on another.
+    struct Position: Sendable {
+        var bit: Int
+        /// DC predictions per component (scan order).
+        var predictions: SIMD4<Int32> = .zero
+        /// Where the current restart interval (or the data) ends, in bits.
+        var intervalEnd: Int
+    }
+
+    /// Where the interval that starts at restart `restart` (or the data, for `nil`) ends, in bits.
+    func intervalEnd(afterRestart restart: Int?) -> Int {
+        let next = restart.map { $0 + 1 } ?? 0
+        return next < restartOffsets.count ? restartOffsets[next] * 8 : bitCount
+    }
+
+    /// The position before the first MCU.
+    var start: Position { Position(bit: 0, intervalEnd: intervalEnd(afterRestart: nil)) }
+
+    /// Decoding on one thread.
+    struct Context {
+        let scan: JPEGScanDecoder
+        let data: UnsafePointer<UInt8>
+        let decoders: UnsafeBufferPointer<BlockDecoder>
+        let naturalOrder: UnsafePointer<Int>
+
+        /// Decodes the MCU at `position` into `record` and moves `position` past it. `index` is
+        /// the MCU's place in the scan when known, for restart markers (a decoder started
+        /// mid-scan does not know it, and is only started where there are none).
+        /// - Returns: `false` on a bad code or a read past the end of the interval.
+        func decodeMCU(_ index: Int?, _ position: inout Position, into record: UnsafeMutableRawPointer) -> Bool {
+            let interval = scan.layout.restartInterval
+            if let index, interval > 0, index > 0, index % interval == 0 {
+                let restart = index / interval - 1
+                guard restart < scan.restartOffsets.count else { return false }
+                position = Position(bit: scan.restartOffsets[restart] * 8, intervalEnd: scan.intervalEnd(afterRestart: restart))
+            }
+            var reader = JPEGBitReader(data, bit: position.bit)
+            var predictions = position.predictions
+            let end = position.intervalEnd
+            let dcs = record.assumingMemoryBound(to: Int16.self)
+            let workspaces = (record + scan.layout.workspaceOffset).assumingMemoryBound(to: Int16.self)
+            let succeeded = withUnsafeTemporaryAllocation(of: Int32.self, capacity: 64) { coefficients in
+                for component in 0..<decoders.count {
+                    let decoder = decoders[component]
+                    for block in 0..<(decoder.blocksAcross * decoder.blocksDown) {
+                        guard reader.decodeDC(decoder.dc, into: &predictions[component]) else { return false }
+                        dcs[decoder.firstDC + block] = Int16(truncatingIfNeeded: predictions[component])
+                        if decoder.samplesPerBlock == 1 {
+                            guard reader.skipAC(decoder.ac) else { return false }
+                        } else {
+                            guard reader.decodeAC(decoder.ac, into: coefficients.baseAddress!, naturalOrder: naturalOrder),
+                                  JPEGReducedIDCT.twoByTwoFirstPass(coefficients.baseAddress!, decoder.quantization,
+                                                                    into: workspaces + decoder.firstWorkspace + 10 * block)
+                            else { return false }
+                        }
+                        guard reader.position(from: data) <= end else { return false }
+                    }
+                }
+                return true
+            }
+            position.bit = reader.position(from: data)
+            position.predictions = predictions
+            return succeeded
+        }
+
+        /// Decodes the MCUs `indices` (with their records at `records` from `indices.lowerBound`
+        /// on) from `position` on.
+        func decodeMCUs(_ indices: Range<Int>, _ position: inout Position, into records: UnsafeMutableRawPointer) -> Bool {
+            for index in indices {
+                guard decodeMCU(index, &position, into: records + index * scan.layout.recordStride) else { return false }
+            }
+            return true
+        }
+
+        /// Writes the samples of the stretch of MCUs `mcus`, whose records start at `records`,
+        /// into the components' planes, adding `dcDeltas` to every DC value.
+        func reconstruct(_ mcus: Range<Int>, records: UnsafeRawPointer, dcDeltas: SIMD4<Int16>,
+                         into planes: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>) {
+            let layout = scan.layout
+            let stride = layout.recordStride, workspaceOffset = layout.workspaceOffset, mcusAcross = layout.mcusAcross
+            let planeWidths = SIMD4<Int>(layout.components.map(\.planeWidth) + [Int](repeating: 0, count: 4 - layout.components.count))
+            var record = records
+            var (mcuRow, mcuColumn) = mcus.lowerBound.quotientAndRemainder(dividingBy: mcusAcross)
+            for _ in mcus {
+                let dcs = record.assumingMemoryBound(to: Int16.self)
+                let workspaces = (record + workspaceOffset).assumingMemoryBound(to: Int16.self)
+                for component in 0..<decoders.count {
+                    let decoder = decoders[component], width = planeWidths[component], delta = dcDeltas[component]
+                    let quantizedDC = Int(decoder.quantization[0]), samples = decoder.samplesPerBlock
+                    let origin = planes[component] + (mcuRow * decoder.blocksDown * width + mcuColumn * decoder.blocksAcross) * samples
+                    for blockRow in 0..<decoder.blocksDown {
+                        for blockColumn in 0..<decoder.blocksAcross {
+                            let block = blockRow * decoder.blocksAcross + blockColumn
+                            let dequantized = Int(dcs[decoder.firstDC + block] &+ delta) * quantizedDC
+                            let target = origin + (blockRow * width + blockColumn) * samples
+                            if samples == 1 {
+                                target.pointee = JPEGReducedIDCT.oneByOne(dequantizedDC: dequantized)
+                            } else {
+                                JPEGReducedIDCT.twoByTwoSecondPass(workspaces + decoder.firstWorkspace + 10 * block,
+                                                                   dequantizedDC: dequantized, into: target, rowStride: width)
+                            }
+                        }
+                    }
+                }
+                record += stride
+                mcuColumn += 1
+                if mcuColumn == mcusAcross { mcuColumn = 0; mcuRow += 1 }
+            }
+        }
+    }
+
+    /// The DC prediction of `component` after record `index - 1` of `records` (0 before the
+    /// first), as the short libjpeg stores.
+    func prediction(of component: Int, before index: Int, in records: UnsafeRawPointer) -> Int16 {
+        guard index > 0 else { return 0 }
+        let shape = layout.components[component]
+        let dcs = (records + (index - 1) * layout.recordStride).assumingMemoryBound(to: Int16.self)
+        return dcs[shape.firstDC + shape.blocksAcross * shape.blocksDown - 1]
+    }
+}
+
+/// A run of consecutive MCUs decoded by one thread: their records, and what to add to every DC
+/// value of each component when that thread started mid-scan with its predictions at 0.
+struct JPEGDecodedStretch: Sendable {
+    var mcus: Range<Int>
+    var records: [UInt8]
+    /// Byte offset of the first MCU's record in `records`.
+    var recordOffset: Int = 0
+    var dcDeltas: SIMD4<Int16> = .zero
+}
