@@ -91,25 +91,27 @@ struct JPEGBitReader {
         return true
     }
 
-    /// Decodes a block's AC coefficients into `coefficients` (natural order, not dequantized),
-    /// which it zeroes first.
-    mutating func decodeAC(_ table: JPEGHuffmanTable.Tables, into coefficients: UnsafeMutablePointer<Int32>,
-                           naturalOrder: UnsafePointer<Int>) -> Bool {
-        coefficients.update(repeating: 0, count: 64)
+    /// Decodes a block's AC coefficients into the ten sums of the 2×2 inverse DCT's first pass
+    /// (see ``JPEGReducedIDCT/twoByTwoFirstPass(sums:into:)``): each coefficient times its
+    /// weight, added to its sum. `weights` and `sums` are indexed by zigzag position.
+    @inline(__always)
+    mutating func decodeAC(_ table: JPEGHuffmanTable.Tables, weights: UnsafePointer<Int>, sums sumIndices: UnsafePointer<UInt8>,
+                           into sums: UnsafeMutablePointer<Int>) -> Bool {
+        sums.update(repeating: 0, count: 10)
         var step = 1
         while step < 64 {
             refill()
             guard let symbol = symbol(table) else { return false }
-            let run = symbol >> 4, size = symbol & 15
+            let run = symbol &>> 4, size = symbol & 15
             if size == 0 {
                 if run != 15 { break }
-                step += 16
+                step &+= 16
                 continue
             }
             guard size <= 10 else { return false }
-            step += run
-            coefficients[naturalOrder[step]] = magnitude(size)
-            step += 1
+            step &+= run
+            sums[Int(sumIndices[step])] &+= Int(magnitude(size)) &* weights[step]
+            step &+= 1
         }
         return true
     }

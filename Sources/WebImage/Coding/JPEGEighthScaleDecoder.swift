@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Decodes a sequential Huffman JPEG at 1/8 scale from its DC coefficients: the output libjpeg-turbo
 /// gives at scale 1/8, bit for bit, in a fraction of its time.
@@ -6,12 +7,13 @@ import Foundation
 /// At 1/8 scale each 8×8 block becomes one pixel, its DC coefficient, so libjpeg skips the inverse
 /// DCT but still runs its whole per-block machinery: zeroing coefficient blocks, a bit buffer
 /// refilled byte by byte, a per-coefficient branch. Thumbnails of large photos spend nearly all
-/// their time there. This decoder only walks the AC codes: one table read per code gives the bits
-/// to skip and the zigzag steps to take. Chroma that libjpeg scales by 1/4 instead (4:2:0 and the
+/// their time there. This decoder only walks the AC codes: one table read per one or two codes
+/// gives the bits to skip and the zigzag steps to take. Chroma that libjpeg scales by 1/4 instead (4:2:0 and the
 /// like, where it prefers a 2×2 inverse DCT over upsampling) gets the same 2×2 inverse DCT here.
 ///
 /// Large scans are decoded by two threads (see ``JPEGScanSplitter``): Huffman-coded JPEG data
 /// resynchronizes by itself, so a second decoder started mid-scan soon agrees with the first.
+/// The two threads then render one band of rows each (``JPEGBandRenderer``).
 ///
 /// It decodes what it can prove it decodes like libjpeg: one interleaved scan of 1 or 3 components,
 /// 8-bit samples, integer upsampling ratios, restart markers in sequence. Anything else, including
@@ -35,78 +37,25 @@ enum JPEGEighthScaleDecoder {
         let twoThreads = entropy.count >= twoThreadsFrom && ProcessInfo.processInfo.activeProcessorCount > 1
         guard let stretches = twoThreads ? JPEGScanSplitter.decodeOnTwoThreads(scan) : JPEGScanSplitter.decodeOnOneThread(scan)
         else { return nil }
-        let planes = layout.components.map { SamplePlane(width: $0.planeWidth, height: $0.planeHeight) }
-        defer { for plane in planes { plane.samples.deallocate() } }
-        planes.map(\.samples).withUnsafeBufferPointer { samples in
-            scan.withContext { context in
-                for stretch in stretches {
-                    stretch.records.withUnsafeBytes { records in
-                        context.reconstruct(stretch.mcus, records: records.baseAddress! + stretch.recordOffset,
-                                            dcDeltas: stretch.dcDeltas, into: samples)
-                    }
-                }
-            }
-        }
+        // Samples and colours in two bands of MCU rows when two threads decoded.
         let width = (header.width + 7) / 8, height = (header.height + 7) / 8
+        let bands = twoThreads && layout.mcusDown >= 2
+            ? [0..<(layout.mcusDown / 2), (layout.mcusDown / 2)..<layout.mcusDown] : [0..<layout.mcusDown]
+        let rendered = Mutex<[Int: [UInt8]]>([:])
+        DispatchQueue.concurrentPerform(iterations: bands.count) { band in
+            let pixels = JPEGBandRenderer.render(scan: scan, stretches: stretches, mcuRows: bands[band],
+                                                 width: width, height: height, transform: header.colorTransform)
+            rendered.withLock { $0[band] = pixels }
+        }
+        let pixels = rendered.withLock { $0 }
         return try Bitmap(width: width, height: height) { buffer in
-            convert(planes: planes, layout: layout, transform: header.colorTransform, width: width, height: height,
-                    into: buffer.bindMemory(to: UInt8.self).baseAddress!)
-        }
-    }
-
-    /// One component's samples at its decoded size.
-    struct SamplePlane {
-        let width: Int
-        let samples: UnsafeMutablePointer<UInt8>
-
-        init(width: Int, height: Int) {
-            self.width = width
-            samples = .allocate(capacity: max(1, width * height))
-        }
-    }
-
-    /// Upsamples by repetition (libjpeg's choice at this scale) and converts to RGBA.
-    private static func convert(planes: [SamplePlane], layout: JPEGMCULayout, transform: JPEGBaselineHeader.ColorTransform,
-                                width: Int, height: Int, into out: UnsafeMutablePointer<UInt8>) {
-        // Planes by frame order: Y (or R, or gray) first; each with the sample column of every output column.
-        let ordered = layout.components.indices.sorted { layout.components[$0].frameIndex < layout.components[$1].frameIndex }
-        let columns = UnsafeMutablePointer<Int>.allocate(capacity: 3 * width)
-        defer { columns.deallocate() }
-        for (slot, index) in ordered.enumerated() {
-            for x in 0..<width { columns[slot * width + x] = x / layout.components[index].repeatAcross }
-        }
-        JPEGReducedIDCT.withColorTables { tables in
-            for y in 0..<height {
-                let rows = ordered.map { index in
-                    UnsafePointer(planes[index].samples + (y / layout.components[index].repeatDown) * planes[index].width)
-                }
-                var pixel = out + y * width * 4
-                switch transform {
-                case .gray:
-                    let luma = rows[0]
-                    for x in 0..<width {
-                        let value = luma[columns[x]]
-                        pixel[0] = value; pixel[1] = value; pixel[2] = value; pixel[3] = 255
-                        pixel += 4
-                    }
-                case .rgb:
-                    let (red, green, blue) = (rows[0], rows[1], rows[2])
-                    for x in 0..<width {
-                        pixel[0] = red[columns[x]]
-                        pixel[1] = green[columns[width + x]]
-                        pixel[2] = blue[columns[2 * width + x]]
-                        pixel[3] = 255
-                        pixel += 4
-                    }
-                case .yCbCr:
-                    let (luma, cb, cr) = (rows[0], rows[1], rows[2])
-                    for x in 0..<width {
-                        tables.rgba(luma: Int(luma[columns[x]]), cb: Int(cb[columns[width + x]]),
-                                    cr: Int(cr[columns[2 * width + x]]), into: pixel)
-                        pixel += 4
-                    }
-                }
+            var offset = 0
+            for band in bands.indices {
+                guard let rows = pixels[band], offset + rows.count <= buffer.count else { break }
+                rows.withUnsafeBytes { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                offset += rows.count
             }
+            if offset < buffer.count { (buffer.baseAddress! + offset).initializeMemory(as: UInt8.self, repeating: 0, count: buffer.count - offset) }
         }
     }
 }

@@ -26,6 +26,8 @@ struct JPEGMCULayout {
     var components: [Component]
     var mcusAcross: Int, mcusDown: Int
     var mcuCount: Int { mcusAcross * mcusDown }
+    /// Rows of the 1/8-scale output one row of MCUs covers.
+    var outputRowsPerMCURow: Int
     var restartInterval: Int
     /// Bytes of one MCU's record: an Int16 DC value per block, then (at `workspaceOffset`) ten
     /// Int16 first-pass values per block of a 2×2-scaled component.
@@ -39,6 +41,7 @@ struct JPEGMCULayout {
         mcusAcross = single ? (header.width + 7) / 8 : (header.width + 8 * maxH - 1) / (8 * maxH)
         mcusDown = single ? (header.height + 7) / 8 : (header.height + 8 * maxV - 1) / (8 * maxV)
         restartInterval = header.restartInterval
+        outputRowsPerMCURow = single ? 1 : maxV
         var components: [Component] = []
         var dcCount = 0, workspaceCount = 0
         for source in header.components {

@@ -25,28 +25,26 @@ enum JPEGReducedIDCT {
     }
 
     /// The first (column) pass of jpeg_idct_2x2 over columns 0, 1, 3, 5 and 7, without the DC
-    /// term: `workspace` gets the top row's five values, then the bottom row's.
+    /// term, from its ten sums: per column the even part (row 0 times 2^15), then per column the
+    /// odd part (rows 1, 3, 5 and 7 times their factors), each coefficient already dequantized.
+    /// `workspace` gets the top row's five values, then the bottom row's.
     ///
     /// The DC term adds exactly `dequantized DC << 2` to both rows' column 0, so it can be added
     /// once the DC prediction is known (see ``twoByTwoSecondPass(_:dequantizedDC:into:rowStride:)``).
     /// The values are kept as shorts, which holds them for any ordinary photo (they grow with
     /// chroma AC coefficients times their quantizers); `false` when one does not fit, and the
     /// image is left to libjpeg-turbo.
-    static func twoByTwoFirstPass(_ coefficients: UnsafePointer<Int32>, _ quantization: UnsafePointer<Int32>,
-                                  into workspace: UnsafeMutablePointer<Int16>) -> Bool {
-        @inline(__always)
-        func column(_ column: Int, into slot: Int) -> Bool {
-            @inline(__always)
-            func value(_ row: Int) -> Int { Int(coefficients[row * 8 + column] &* quantization[row * 8 + column]) }
-            let even = column == 0 ? 0 : value(0) << 15
-            let odd = oddPart(value(1), value(3), value(5), value(7))
-            let top = (even + odd + (1 << 12)) >> 13, bottom = (even - odd + (1 << 12)) >> 13
+    @inline(__always)
+    static func twoByTwoFirstPass(sums: UnsafePointer<Int>, into workspace: UnsafeMutablePointer<Int16>) -> Bool {
+        var fits = true
+        for slot in 0..<5 {
+            let even = sums[slot], odd = sums[5 + slot]
+            let top = (even &+ odd &+ (1 << 12)) &>> 13, bottom = (even &- odd &+ (1 << 12)) &>> 13
             workspace[slot] = Int16(truncatingIfNeeded: top)
             workspace[5 + slot] = Int16(truncatingIfNeeded: bottom)
-            return Int(Int16(truncatingIfNeeded: top)) == top && Int(Int16(truncatingIfNeeded: bottom)) == bottom
+            fits = fits && Int(Int16(truncatingIfNeeded: top)) == top && Int(Int16(truncatingIfNeeded: bottom)) == bottom
         }
-        let first = column(0, into: 0) && column(1, into: 1)
-        return first && column(3, into: 2) && column(5, into: 3) && column(7, into: 4)
+        return fits
     }
 
     /// The second (row) pass of jpeg_idct_2x2: adds the DC term to the first pass and writes the

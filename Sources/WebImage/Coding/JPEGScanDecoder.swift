@@ -11,6 +11,12 @@ struct JPEGScanDecoder: Sendable {
     let bitCount: Int
     let restartOffsets: [Int]
     private let quantization: [Int32]
+    /// Per component and zigzag position (80 of them, as libjpeg's natural order has): the
+    /// weight of a coefficient there in the 2×2 inverse DCT's first pass (its quantizer times
+    /// the row's fixed-point factor, 0 where the pass does not look), and which of the pass's
+    /// ten sums it goes to.
+    private let twoByTwoWeights: [Int]
+    private let twoByTwoSums: [UInt8]
 
     init(layout: JPEGMCULayout, entropy: JPEGEntropyData) {
         self.layout = layout
@@ -18,6 +24,24 @@ struct JPEGScanDecoder: Sendable {
         bitCount = entropy.count * 8
         restartOffsets = entropy.restartOffsets
         quantization = layout.components.flatMap(\.quantization)
+        // Rows 0, 1, 3, 5, 7 of columns 0, 1, 3, 5, 7 feed the first pass (jpeg_idct_2x2).
+        let columnSlots: [Int: Int] = [0: 0, 1: 1, 3: 2, 5: 3, 7: 4]
+        let rowFactors: [Int: Int] = [0: 1 << 15, 1: 29692, 3: -10426, 5: 6967, 7: -5906]
+        var weights: [Int] = [], sums: [UInt8] = []
+        for component in layout.components {
+            for zigzag in 0..<JPEGBaselineHeader.naturalOrder.count {
+                let position = JPEGBaselineHeader.naturalOrder[zigzag]
+                let (row, column) = position.quotientAndRemainder(dividingBy: 8)
+                guard position != 0, let slot = columnSlots[column], let factor = rowFactors[row] else {
+                    weights.append(0); sums.append(0)
+                    continue
+                }
+                weights.append(Int(component.quantization[position]) * factor)
+                sums.append(UInt8(row == 0 ? slot : 5 + slot))
+            }
+        }
+        twoByTwoWeights = weights
+        twoByTwoSums = sums
     }
 
     /// Room for `count` MCU records, written once by `decode` (which returns how many it wrote,
@@ -42,6 +66,9 @@ struct JPEGScanDecoder: Sendable {
         let blocksAcross: Int, blocksDown: Int
         let samplesPerBlock: Int
         let firstDC: Int, firstWorkspace: Int
+        /// See ``JPEGScanDecoder/twoByTwoWeights``, this component's 80 entries.
+        let twoByTwoWeights: UnsafePointer<Int>
+        let twoByTwoSums: UnsafePointer<UInt8>
     }
 
     /// Calls `body` with a context for decoding on this thread.
@@ -50,17 +77,21 @@ struct JPEGScanDecoder: Sendable {
         return Self.withTables(tables[...], []) { tables in
             data.withUnsafeBufferPointer { data in
                 quantization.withUnsafeBufferPointer { quantization in
-                    JPEGBaselineHeader.naturalOrder.withUnsafeBufferPointer { naturalOrder in
-                        let decoders = layout.components.enumerated().map { index, component in
-                            BlockDecoder(dc: tables[2 * index], ac: tables[2 * index + 1],
-                                         quantization: quantization.baseAddress! + 64 * index,
-                                         blocksAcross: component.blocksAcross, blocksDown: component.blocksDown,
-                                         samplesPerBlock: component.samplesPerBlock,
-                                         firstDC: component.firstDC, firstWorkspace: component.firstWorkspace)
-                        }
-                        return decoders.withUnsafeBufferPointer { decoders in
-                            body(Context(scan: self, data: data.baseAddress!, decoders: decoders,
-                                         naturalOrder: naturalOrder.baseAddress!))
+                    twoByTwoWeights.withUnsafeBufferPointer { weights in
+                        twoByTwoSums.withUnsafeBufferPointer { sums in
+                            let stride = JPEGBaselineHeader.naturalOrder.count
+                            let decoders = layout.components.enumerated().map { index, component in
+                                BlockDecoder(dc: tables[2 * index], ac: tables[2 * index + 1],
+                                             quantization: quantization.baseAddress! + 64 * index,
+                                             blocksAcross: component.blocksAcross, blocksDown: component.blocksDown,
+                                             samplesPerBlock: component.samplesPerBlock,
+                                             firstDC: component.firstDC, firstWorkspace: component.firstWorkspace,
+                                             twoByTwoWeights: weights.baseAddress! + stride * index,
+                                             twoByTwoSums: sums.baseAddress! + stride * index)
+                            }
+                            return decoders.withUnsafeBufferPointer { decoders in
+                                body(Context(scan: self, data: data.baseAddress!, decoders: decoders))
+                            }
                         }
                     }
                 }
@@ -98,7 +129,6 @@ struct JPEGScanDecoder: Sendable {
         let scan: JPEGScanDecoder
         let data: UnsafePointer<UInt8>
         let decoders: UnsafeBufferPointer<BlockDecoder>
-        let naturalOrder: UnsafePointer<Int>
 
         /// Decodes the MCU at `position` into `record` and moves `position` past it. `index` is
         /// the MCU's place in the scan when known, for restart markers (a decoder started
@@ -116,7 +146,7 @@ struct JPEGScanDecoder: Sendable {
             let end = position.intervalEnd
             let dcs = record.assumingMemoryBound(to: Int16.self)
             let workspaces = (record + scan.layout.workspaceOffset).assumingMemoryBound(to: Int16.self)
-            let succeeded = withUnsafeTemporaryAllocation(of: Int32.self, capacity: 64) { coefficients in
+            let succeeded = withUnsafeTemporaryAllocation(of: Int.self, capacity: 10) { sums in
                 for component in 0..<decoders.count {
                     let decoder = decoders[component]
                     for block in 0..<(decoder.blocksAcross * decoder.blocksDown) {
@@ -125,8 +155,9 @@ struct JPEGScanDecoder: Sendable {
                         if decoder.samplesPerBlock == 1 {
                             guard reader.skipAC(decoder.ac) else { return false }
                         } else {
-                            guard reader.decodeAC(decoder.ac, into: coefficients.baseAddress!, naturalOrder: naturalOrder),
-                                  JPEGReducedIDCT.twoByTwoFirstPass(coefficients.baseAddress!, decoder.quantization,
+                            guard reader.decodeAC(decoder.ac, weights: decoder.twoByTwoWeights, sums: decoder.twoByTwoSums,
+                                                  into: sums.baseAddress!),
+                                  JPEGReducedIDCT.twoByTwoFirstPass(sums: sums.baseAddress!,
                                                                     into: workspaces + decoder.firstWorkspace + 10 * block)
                             else { return false }
                         }
@@ -150,9 +181,10 @@ struct JPEGScanDecoder: Sendable {
         }
 
         /// Writes the samples of the stretch of MCUs `mcus`, whose records start at `records`,
-        /// into the components' planes, adding `dcDeltas` to every DC value.
+        /// into the components' planes, adding `dcDeltas` to every DC value. The planes hold
+        /// the rows of MCU rows `firstMCURow` on.
         func reconstruct(_ mcus: Range<Int>, records: UnsafeRawPointer, dcDeltas: SIMD4<Int16>,
-                         into planes: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>) {
+                         into planes: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>, firstMCURow: Int) {
             let layout = scan.layout
             let stride = layout.recordStride, workspaceOffset = layout.workspaceOffset, mcusAcross = layout.mcusAcross
             let planeWidths = SIMD4<Int>(layout.components.map(\.planeWidth) + [Int](repeating: 0, count: 4 - layout.components.count))
@@ -164,7 +196,8 @@ struct JPEGScanDecoder: Sendable {
                 for component in 0..<decoders.count {
                     let decoder = decoders[component], width = planeWidths[component], delta = dcDeltas[component]
                     let quantizedDC = Int(decoder.quantization[0]), samples = decoder.samplesPerBlock
-                    let origin = planes[component] + (mcuRow * decoder.blocksDown * width + mcuColumn * decoder.blocksAcross) * samples
+                    let origin = planes[component]
+                        + ((mcuRow - firstMCURow) * decoder.blocksDown * width + mcuColumn * decoder.blocksAcross) * samples
                     for blockRow in 0..<decoder.blocksDown {
                         for blockColumn in 0..<decoder.blocksAcross {
                             let block = blockRow * decoder.blocksAcross + blockColumn
