@@ -90,7 +90,10 @@ struct JPEGScanDecoder: Sendable {
                                              twoByTwoSums: sums.baseAddress! + stride * index)
                             }
                             return decoders.withUnsafeBufferPointer { decoders in
-                                body(Context(scan: self, data: data.baseAddress!, decoders: decoders))
+                                withUnsafeTemporaryAllocation(of: Int.self, capacity: 10) { sums in
+                                    body(Context(scan: self, data: data.baseAddress!, decoders: decoders,
+                                                 twoByTwoSums: sums.baseAddress!))
+                                }
                             }
                         }
                     }
@@ -129,6 +132,9 @@ struct JPEGScanDecoder: Sendable {
         let scan: JPEGScanDecoder
         let data: UnsafePointer<UInt8>
         let decoders: UnsafeBufferPointer<BlockDecoder>
+        /// Scratch for one block's 2×2 first-pass sums (a closure-free loop keeps the bit reader
+        /// in registers).
+        let twoByTwoSums: UnsafeMutablePointer<Int>
 
         /// Decodes the MCU at `position` into `record` and moves `position` past it. `index` is
         /// the MCU's place in the scan when known, for restart markers (a decoder started
@@ -146,25 +152,23 @@ struct JPEGScanDecoder: Sendable {
             let end = position.intervalEnd
             let dcs = record.assumingMemoryBound(to: Int16.self)
             let workspaces = (record + scan.layout.workspaceOffset).assumingMemoryBound(to: Int16.self)
-            let succeeded = withUnsafeTemporaryAllocation(of: Int.self, capacity: 10) { sums in
-                for component in 0..<decoders.count {
-                    let decoder = decoders[component]
-                    for block in 0..<(decoder.blocksAcross * decoder.blocksDown) {
-                        guard reader.decodeDC(decoder.dc, into: &predictions[component]) else { return false }
-                        dcs[decoder.firstDC + block] = Int16(truncatingIfNeeded: predictions[component])
-                        if decoder.samplesPerBlock == 1 {
-                            guard reader.skipAC(decoder.ac) else { return false }
-                        } else {
-                            guard reader.decodeAC(decoder.ac, weights: decoder.twoByTwoWeights, sums: decoder.twoByTwoSums,
-                                                  into: sums.baseAddress!),
-                                  JPEGReducedIDCT.twoByTwoFirstPass(sums: sums.baseAddress!,
-                                                                    into: workspaces + decoder.firstWorkspace + 10 * block)
-                            else { return false }
-                        }
-                        guard reader.position(from: data) <= end else { return false }
+            var succeeded = true
+            blocks: for component in 0..<decoders.count {
+                let decoder = decoders[component]
+                for block in 0..<(decoder.blocksAcross * decoder.blocksDown) {
+                    guard reader.decodeDC(decoder.dc, into: &predictions[component]) else { succeeded = false; break blocks }
+                    dcs[decoder.firstDC + block] = Int16(truncatingIfNeeded: predictions[component])
+                    if decoder.samplesPerBlock == 1 {
+                        guard reader.skipAC(decoder.ac) else { succeeded = false; break blocks }
+                    } else {
+                        guard reader.decodeAC(decoder.ac, weights: decoder.twoByTwoWeights, sums: decoder.twoByTwoSums,
+                                              into: twoByTwoSums),
+                              JPEGReducedIDCT.twoByTwoFirstPass(sums: twoByTwoSums,
+                                                                into: workspaces + decoder.firstWorkspace + 10 * block)
+                        else { succeeded = false; break blocks }
                     }
+                    guard reader.position(from: data) <= end else { succeeded = false; break blocks }
                 }
-                return true
             }
             position.bit = reader.position(from: data)
             position.predictions = predictions

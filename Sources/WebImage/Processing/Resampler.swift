@@ -1,14 +1,29 @@
+import Dispatch
+import Foundation
+import Synchronization
+
 /// High-quality resizing of straight-alpha RGBA8 bitmaps.
 ///
 /// A separable two-pass convolution whose kernel widens with the shrink factor (so shrinking
 /// averages every source pixel instead of skipping), computed on premultiplied values so that
 /// transparent pixels do not bleed their colour into opaque neighbours.
 public enum Resampler {
+    /// Resizes of at least this many multiply-adds (target pixels × taps) run on two threads,
+    /// one band of target rows each.
+    static let parallelWork = 1_000_000
+
     /// Returns `bitmap` resized to `width` × `height`.
     /// - Throws: ``WebImageError/tooLarge(_:)`` when the target cannot be allocated,
     ///   ``WebImageError/corruptData(_:)`` for a side that is not positive.
     public static func resize(_ bitmap: Bitmap, width: Int, height: Int,
                               filter: ResamplingFilter = .lanczos3) throws -> Bitmap {
+        try resize(bitmap, width: width, height: height, filter: filter, twoThreadsFrom: parallelWork)
+    }
+
+    /// ``resize(_:width:height:filter:)`` on two threads from `twoThreadsFrom` multiply-adds on
+    /// (tests set it to compare both ways).
+    static func resize(_ bitmap: Bitmap, width: Int, height: Int, filter: ResamplingFilter,
+                       twoThreadsFrom: Int) throws -> Bitmap {
         guard width > 0, height > 0 else { throw WebImageError.corruptData("resize to \(width)×\(height)") }
         if width == bitmap.width, height == bitmap.height { return bitmap }
         // The float buffers below are sized from the caller's numbers: refuse what overflows
@@ -19,32 +34,71 @@ public enum Resampler {
         }
         let horizontal = Contributions(source: bitmap.width, target: width, filter: filter)
         let vertical = Contributions(source: bitmap.height, target: height, filter: filter)
-        let sourceWidth = bitmap.width, sourceHeight = bitmap.height
-        // Pass 1: every source row, shrunk horizontally, into premultiplied floats.
-        let intermediate = UnsafeMutablePointer<Float>.allocate(capacity: width * sourceHeight * 4)
+        let work = width * bitmap.height * horizontal.stride + width * height * vertical.stride
+        guard work >= twoThreadsFrom, height >= 2, ProcessInfo.processInfo.activeProcessorCount > 1 else {
+            return try Bitmap(width: width, height: height) { target in
+                resizeRows(bitmap, 0..<height, horizontal: horizontal, vertical: vertical,
+                           into: target.bindMemory(to: UInt8.self).baseAddress!)
+            }
+        }
+        // Two bands of target rows, each from the source rows its taps reach (a few rows twice).
+        let bands = [0..<(height / 2), (height / 2)..<height]
+        let rendered = Mutex<[Int: [UInt8]]>([:])
+        DispatchQueue.concurrentPerform(iterations: bands.count) { band in
+            let rows = bands[band]
+            let pixels = [UInt8](unsafeUninitializedCapacity: rows.count * width * 4) { buffer, initialized in
+                resizeRows(bitmap, rows, horizontal: horizontal, vertical: vertical, into: buffer.baseAddress!)
+                initialized = buffer.count
+            }
+            rendered.withLock { $0[band] = pixels }
+        }
+        let pixels = rendered.withLock { $0 }
+        return try Bitmap(width: width, height: height) { target in
+            var offset = 0
+            for band in bands.indices {
+                guard let rows = pixels[band], offset + rows.count <= target.count else { break }
+                rows.withUnsafeBytes { target.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                offset += rows.count
+            }
+            if offset < target.count { (target.baseAddress! + offset).initializeMemory(as: UInt8.self, repeating: 0, count: target.count - offset) }
+        }
+    }
+
+    /// Target rows `rows` of the resize, written tightly packed to `output`.
+    private static func resizeRows(_ bitmap: Bitmap, _ rows: Range<Int>, horizontal: Contributions, vertical: Contributions,
+                                   into output: UnsafeMutablePointer<UInt8>) {
+        let width = horizontal.target, sourceWidth = bitmap.width
+        // The source rows the vertical taps of these target rows reach.
+        let firstSource = rows.map { vertical.starts[$0] }.min() ?? 0
+        let endSource = rows.map { vertical.starts[$0] + vertical.counts[$0] }.max() ?? 0
+        guard endSource > firstSource else { return }
+        // Pass 1: those source rows, shrunk horizontally, into premultiplied floats.
+        let intermediate = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: width * (endSource - firstSource))
         defer { intermediate.deallocate() }
-        // One premultiplied pixel per SIMD4 lane group: the same multiplies and adds, in the same
-        // order, as per-channel code, four channels at a time.
+        // One premultiplied pixel per SIMD4: the same multiplies and adds, in the same order, as
+        // per-channel code, four channels at a time.
         let row = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: sourceWidth)
         defer { row.deallocate() }
         bitmap.withUnsafeBytes { source in
             let pixels = source.bindMemory(to: UInt8.self).baseAddress!
-            for y in 0..<sourceHeight {
-                let sourceRow = pixels + y * sourceWidth * 4
-                for x in 0..<sourceWidth {
-                    let pixel = sourceRow + x * 4
-                    let alpha = Float(pixel[3]) * (1 / 255)
-                    row[x] = SIMD4(Float(pixel[0]) * alpha, Float(pixel[1]) * alpha, Float(pixel[2]) * alpha, Float(pixel[3]))
-                }
-                let out = UnsafeMutableRawPointer(intermediate + y * width * 4).assumingMemoryBound(to: SIMD4<Float>.self)
-                horizontal.starts.withUnsafeBufferPointer { starts in
-                    horizontal.counts.withUnsafeBufferPointer { counts in
-                        for x in 0..<width {
-                            var sum = SIMD4<Float>.zero
-                            let taps = row + starts[x]
-                            let weights = horizontal.weights + x * horizontal.stride
-                            for tap in 0..<counts[x] { sum += taps[tap] * weights[tap] }
-                            out[x] = sum
+            horizontal.starts.withUnsafeBufferPointer { starts in
+                horizontal.counts.withUnsafeBufferPointer { counts in
+                    horizontal.weights.withUnsafeBufferPointer { weights in
+                        for y in firstSource..<endSource {
+                            let sourceRow = pixels + y * sourceWidth * 4
+                            for x in 0..<sourceWidth {
+                                let pixel = sourceRow + x * 4
+                                let alpha = Float(pixel[3]) * (1 / 255)
+                                row[x] = SIMD4(Float(pixel[0]) * alpha, Float(pixel[1]) * alpha, Float(pixel[2]) * alpha, Float(pixel[3]))
+                            }
+                            let out = intermediate + (y - firstSource) * width
+                            for x in 0..<width {
+                                var sum = SIMD4<Float>.zero
+                                let taps = row + starts[x]
+                                let tapWeights = weights.baseAddress! + x * horizontal.stride
+                                for tap in 0..<counts[x] { sum += taps[tap] * tapWeights[tap] }
+                                out[x] = sum
+                            }
                         }
                     }
                 }
@@ -54,18 +108,18 @@ public enum Resampler {
         let accumulator = UnsafeMutablePointer<Float>.allocate(capacity: width * 4)
         defer { accumulator.deallocate() }
         let rowFloats = width * 4
-        return try Bitmap(width: width, height: height) { target in
-            let output = target.bindMemory(to: UInt8.self).baseAddress!
-            for y in 0..<height {
+        let floats = UnsafeMutableRawPointer(intermediate).assumingMemoryBound(to: Float.self)
+        vertical.weights.withUnsafeBufferPointer { verticalWeights in
+            for y in rows {
                 accumulator.update(repeating: 0, count: rowFloats)
                 let start = vertical.starts[y]
-                let weights = vertical.weights + y * vertical.stride
+                let weights = verticalWeights.baseAddress! + y * vertical.stride
                 for tap in 0..<vertical.counts[y] {
                     let w = weights[tap]
-                    let source = intermediate + (start + tap) * rowFloats
+                    let source = floats + (start + tap - firstSource) * rowFloats
                     for i in 0..<rowFloats { accumulator[i] += source[i] * w }
                 }
-                let out = output + y * rowFloats
+                let out = output + (y - rows.lowerBound) * rowFloats
                 for x in 0..<width {
                     let p = accumulator + x * 4
                     let alpha = min(max(p[3], 0), 255)
@@ -97,19 +151,21 @@ public enum Resampler {
 }
 
 /// For each target index: the first source index, how many follow, and their normalized weights.
-private final class Contributions {
+private struct Contributions: Sendable {
+    let target: Int
     let starts: [Int]
     let counts: [Int]
-    let weights: UnsafeMutablePointer<Float>
+    /// `stride` weights per target index.
+    let weights: [Float]
     let stride: Int
 
     init(source: Int, target: Int, filter: ResamplingFilter) {
+        self.target = target
         let scale = Double(source) / Double(target)
         let widen = max(scale, 1)
         let support = filter.support * widen
         stride = Int((support * 2).rounded(.up)) + 2
-        weights = .allocate(capacity: stride * target)
-        weights.initialize(repeating: 0, count: stride * target)
+        var weights = [Float](repeating: 0, count: stride * target)
         var starts = [Int](repeating: 0, count: target)
         var counts = [Int](repeating: 0, count: target)
         for index in 0..<target {
@@ -144,7 +200,6 @@ private final class Contributions {
         }
         self.starts = starts
         self.counts = counts
+        self.weights = weights
     }
-
-    deinit { weights.deallocate() }
 }

@@ -88,6 +88,18 @@ import Testing
         }
     }
 
+    /// Large resizes run on two threads, one band of rows each: the bands must meet without a seam.
+    @Test(arguments: ResamplingFilter.allCases)
+    func twoThreadsGiveTheSamePixelsAsOne(_ filter: ResamplingFilter) throws {
+        let source = try TestImages.coordinates(width: 157, height: 131)
+        for (width, height) in [(80, 67), (40, 2), (300, 3), (157, 250), (1, 90)] {
+            let one = try Resampler.resize(source, width: width, height: height, filter: filter, twoThreadsFrom: .max)
+            let two = try Resampler.resize(source, width: width, height: height, filter: filter, twoThreadsFrom: 0)
+            let same = one.withUnsafeBytes { a in two.withUnsafeBytes { b in a.elementsEqual(b) } }
+            #expect(same, "\(filter) \(width)×\(height)")
+        }
+    }
+
     @Test func identifiersNameEveryParameter() {
         #expect(ResizeTransformer(width: 200, height: 100, mode: .fill).identifier == "resize(200x100,fill,lanczos3)")
         #expect(ResizeTransformer(width: 200, height: 100, filter: .box, allowUpscaling: true).identifier
