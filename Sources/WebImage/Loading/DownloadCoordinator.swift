@@ -50,7 +50,7 @@ final class DownloadCoordinator: Sendable {
         var runningSlots = 0
         var suspended = false
         /// Queued slot-taking downloads.
-        var queue = DownloadQueue()
+        var queue = PriorityWaitList()
         var nextDownloadID = 0
     }
 

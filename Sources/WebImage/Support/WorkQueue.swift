@@ -9,15 +9,11 @@ import Synchronization
 /// (the network's event loops and the callers keep theirs), and the ordering lets a visible
 /// image's decode overtake a prefetch's. The lock guards only the waiting list and the count.
 final class WorkQueue: Sendable {
-    private struct Waiter {
-        var id: Int
-        var priority: LoadPriority
-        var continuation: CheckedContinuation<Void, any Error>
-    }
-
     private struct State {
         var running = 0
-        var waiting: [Waiter] = []
+        /// Waiting tickets in the order they run.
+        var waiting = PriorityWaitList()
+        var continuations: [Int: CheckedContinuation<Void, any Error>] = [:]
         var nextID = 0
     }
 
@@ -49,9 +45,7 @@ final class WorkQueue: Sendable {
 
     /// Raises or lowers a waiting ticket's priority (no effect once it runs).
     func setPriority(_ priority: LoadPriority, ticket: Int) {
-        state.withLock { state in
-            if let index = state.waiting.firstIndex(where: { $0.id == ticket }) { state.waiting[index].priority = priority }
-        }
+        state.withLock { $0.waiting.setPriority(priority, of: ticket) }
     }
 
     private func acquire(ticket: Int, priority: LoadPriority) async throws {
@@ -66,7 +60,8 @@ final class WorkQueue: Sendable {
                         state.running += 1
                         return .run
                     }
-                    state.waiting.append(Waiter(id: ticket, priority: priority, continuation: continuation))
+                    state.waiting.append(ticket, priority: priority)
+                    state.continuations[ticket] = continuation
                     return .wait
                 }
                 switch decision {
@@ -76,27 +71,24 @@ final class WorkQueue: Sendable {
                 }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiting.firstIndex(where: { $0.id == ticket }) else { return nil }
-                return state.waiting.remove(at: index)
+            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard state.waiting.remove(ticket) else { return nil }
+                return state.continuations.removeValue(forKey: ticket)
             }
-            waiter?.continuation.resume(throwing: WebImageError.cancelled)
+            waiter?.resume(throwing: WebImageError.cancelled)
         }
     }
 
     private func release() {
-        let next = state.withLock { state -> Waiter? in
+        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
             // Highest priority first; among equals the earliest ticket (FIFO).
-            guard let index = state.waiting.indices.max(by: { lhs, rhs in
-                let a = state.waiting[lhs], b = state.waiting[rhs]
-                return a.priority != b.priority ? a.priority < b.priority : a.id > b.id
-            }) else {
+            guard let ticket = state.waiting.popNext(lifo: false) else {
                 state.running -= 1
                 return nil
             }
-            return state.waiting.remove(at: index)
+            return state.continuations.removeValue(forKey: ticket)
         }
-        next?.continuation.resume()
+        next?.resume()
     }
 }
 
