@@ -114,37 +114,40 @@ struct JPEGHuffmanTable: Sendable {
 
     /// The pair-skip table (see ``Tables/pairSkip``) of a valid table's code counts and symbols.
     private static func pairSkipTable(counts: [UInt8], symbols: [UInt8]) -> [UInt32] {
-        // Every code of up to `pairBits` bits, as (code, length, symbol).
-        var codes: [(code: Int, length: Int, symbol: UInt8)] = []
+        // The code at the top of every `pairBits`-bit prefix: `symbol << 8 | length`, 0 if longer.
+        var topCode = [UInt16](repeating: 0, count: 1 << pairBits)
         var code = 0, index = 0
         for length in 1...16 {
             for _ in 0..<Int(counts[length - 1]) {
-                if length <= pairBits { codes.append((code, length, symbols[index])) }
+                if length <= pairBits {
+                    let first = code << (pairBits - length)
+                    for prefix in first..<(first + (1 << (pairBits - length))) {
+                        topCode[prefix] = UInt16(symbols[index]) << 8 | UInt16(length)
+                    }
+                }
                 code += 1
                 index += 1
             }
             code <<= 1
         }
-        /// The code at the top of `prefix` (of `width` bits), if it fits.
-        func codeAtTop(of prefix: Int, width: Int) -> (length: Int, symbol: UInt8)? {
-            for entry in codes where entry.length <= width && prefix >> (width - entry.length) == entry.code {
-                return (entry.length, entry.symbol)
-            }
-            return nil
+        func bitsAndSteps(_ entry: UInt16) -> (bits: Int, steps: Int)? {
+            guard entry != 0 else { return nil }
+            let skip = skipEntry(symbol: UInt8(entry >> 8), codeLength: Int(entry & 0xFF))
+            return skip == 0 ? nil : (Int(skip & 0xFF), Int(skip >> 8))
         }
-        func bitsAndSteps(_ symbol: UInt8, length: Int) -> (bits: Int, steps: Int)? {
-            let entry = skipEntry(symbol: symbol, codeLength: length)
-            return entry == 0 ? nil : (Int(entry & 0xFF), Int(entry >> 8))
-        }
+        let mask = (1 << pairBits) - 1
         var table = [UInt32](repeating: 0, count: 1 << pairBits)
         for prefix in 0..<(1 << pairBits) {
-            guard let first = codeAtTop(of: prefix, width: pairBits),
-                  let one = bitsAndSteps(first.symbol, length: first.length) else { continue }
+            guard let one = bitsAndSteps(topCode[prefix]) else { continue }
             var both = one
+            // The second code must lie wholly within the prefix's remaining bits (its magnitude
+            // bits may run past them: they are only skipped).
             let rest = pairBits - one.bits
-            if one.steps < 64, rest > 0, let second = codeAtTop(of: prefix & ((1 << rest) - 1), width: rest),
-               let two = bitsAndSteps(second.symbol, length: second.length) {
-                both = (one.bits + two.bits, one.steps + two.steps)
+            if one.steps < 64, rest > 0 {
+                let second = topCode[(prefix << one.bits) & mask]
+                if second != 0, Int(second & 0xFF) <= rest, let two = bitsAndSteps(second) {
+                    both = (one.bits + two.bits, one.steps + two.steps)
+                }
             }
             let firstHalf = UInt32(one.bits) | UInt32(one.steps) << 8
             let secondHalf = UInt32(both.bits) << 16 | UInt32(both.steps) << 24
