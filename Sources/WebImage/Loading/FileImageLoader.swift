@@ -53,13 +53,14 @@ public struct FileImageLoader: ImageLoader {
         continuation.yield(.response(response))
         var data = Data()
         data.reserveCapacity(Int(size))
+        var partialData = PartialDataThrottle()
         while true {
             if stop.isSet { throw WebImageError.cancelled }
             guard let chunk = try handle.read(upToCount: chunkSize), !chunk.isEmpty else { break }
             data.append(chunk)
             if Int64(data.count) > maxBodySize { throw WebImageError.tooLarge("file exceeds \(maxBodySize) bytes") }
             continuation.yield(.progress(received: Int64(data.count), expected: size))
-            if partial { continuation.yield(.partialData(data)) }
+            if partial, partialData.shouldDeliver(count: data.count) { continuation.yield(.partialData(data)) }
         }
         if data.isEmpty { throw WebImageError.emptyData }
         continuation.yield(.completed(data, response))

@@ -34,6 +34,7 @@ final class HTTPExchange: HTTPResponseConsumer {
         var phase = Phase.awaitingHead
         var data = Data()
         var received: Int64 = 0
+        var partialData = PartialDataThrottle()
         var discarded = 0
         var lastActivity = NIODeadline.now()
         var timer: Scheduled<Void>?
@@ -202,7 +203,8 @@ final class HTTPExchange: HTTPResponseConsumer {
                 state.received += Int64(buffer.readableBytes)
                 guard state.received <= maxBodySize else { return .tooLarge }
                 state.data.append(contentsOf: buffer.readableBytesView)
-                return .progress(state.received, info.expectedContentLength, wantsPartialData ? state.data : nil)
+                let deliversPartial = wantsPartialData && state.partialData.shouldDeliver(count: state.data.count)
+                return .progress(state.received, info.expectedContentLength, deliversPartial ? state.data : nil)
             }
         }
         switch step {
