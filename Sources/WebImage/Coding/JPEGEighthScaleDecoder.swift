@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Decodes a sequential Huffman JPEG at 1/8 scale from its DC coefficients: the output libjpeg-turbo
 /// gives at scale 1/8, bit for bit, in a fraction of its time.
@@ -41,21 +40,9 @@ enum JPEGEighthScaleDecoder {
         let width = (header.width + 7) / 8, height = (header.height + 7) / 8
         let bands = twoThreads && layout.mcusDown >= 2
             ? [0..<(layout.mcusDown / 2), (layout.mcusDown / 2)..<layout.mcusDown] : [0..<layout.mcusDown]
-        let rendered = Mutex<[Int: [UInt8]]>([:])
-        DispatchQueue.concurrentPerform(iterations: bands.count) { band in
-            let pixels = JPEGBandRenderer.render(scan: scan, stretches: stretches, mcuRows: bands[band],
-                                                 width: width, height: height, transform: header.colorTransform)
-            rendered.withLock { $0[band] = pixels }
-        }
-        let pixels = rendered.withLock { $0 }
-        return try Bitmap(width: width, height: height) { buffer in
-            var offset = 0
-            for band in bands.indices {
-                guard let rows = pixels[band], offset + rows.count <= buffer.count else { break }
-                rows.withUnsafeBytes { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                offset += rows.count
-            }
-            if offset < buffer.count { (buffer.baseAddress! + offset).initializeMemory(as: UInt8.self, repeating: 0, count: buffer.count - offset) }
+        return try Bitmap.assembled(width: width, height: height, bandCount: bands.count) { band in
+            JPEGBandRenderer.render(scan: scan, stretches: stretches, mcuRows: bands[band],
+                                    width: width, height: height, transform: header.colorTransform)
         }
     }
 }

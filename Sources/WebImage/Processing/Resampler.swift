@@ -1,6 +1,4 @@
-import Dispatch
 import Foundation
-import Synchronization
 
 /// High-quality resizing of straight-alpha RGBA8 bitmaps.
 ///
@@ -43,24 +41,12 @@ public enum Resampler {
         }
         // Two bands of target rows, each from the source rows its taps reach (a few rows twice).
         let bands = [0..<(height / 2), (height / 2)..<height]
-        let rendered = Mutex<[Int: [UInt8]]>([:])
-        DispatchQueue.concurrentPerform(iterations: bands.count) { band in
+        return try Bitmap.assembled(width: width, height: height, bandCount: bands.count) { band in
             let rows = bands[band]
-            let pixels = [UInt8](unsafeUninitializedCapacity: rows.count * width * 4) { buffer, initialized in
+            return [UInt8](unsafeUninitializedCapacity: rows.count * width * 4) { buffer, initialized in
                 resizeRows(bitmap, rows, horizontal: horizontal, vertical: vertical, into: buffer.baseAddress!)
                 initialized = buffer.count
             }
-            rendered.withLock { $0[band] = pixels }
-        }
-        let pixels = rendered.withLock { $0 }
-        return try Bitmap(width: width, height: height) { target in
-            var offset = 0
-            for band in bands.indices {
-                guard let rows = pixels[band], offset + rows.count <= target.count else { break }
-                rows.withUnsafeBytes { target.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                offset += rows.count
-            }
-            if offset < target.count { (target.baseAddress! + offset).initializeMemory(as: UInt8.self, repeating: 0, count: target.count - offset) }
         }
     }
 
