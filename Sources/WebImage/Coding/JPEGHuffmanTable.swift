@@ -13,14 +13,11 @@ struct JPEGHuffmanTable: Sendable {
     struct Tables {
         /// Per `lookupBits`-bit prefix: `symbol << 8 | code length`, or 0 when the code is longer.
         let symbolLookup: UnsafePointer<UInt16>
-        /// Per prefix, for an AC coefficient that is skipped rather than decoded: `zigzag steps << 8 |
-        /// (code length + magnitude bits)`, or 0 when the code is longer than the prefix or its
-        /// symbol is out of range. An end of block steps 64, so one addition ends the block.
-        let skipLookup: UnsafePointer<UInt16>
         /// Per `pairBits`-bit prefix, for skipping up to two AC coefficients at once: bits and
         /// zigzag steps of the first code (bytes 0 and 1), then of both codes (bytes 2 and 3);
-        /// 0 when the first code is longer than the prefix. Where the second code does not fit
-        /// in the prefix, "both" repeats the first.
+        /// 0 when the first code is longer than the prefix or its symbol out of range. An end of
+        /// block steps 64, so one addition ends the block. Where the second code does not fit in
+        /// the prefix, "both" repeats the first.
         let pairSkip: UnsafePointer<UInt32>
         /// Largest code of each length (index 1...16), -1 where the length has no codes.
         let maxCode: UnsafePointer<Int32>
@@ -45,9 +42,8 @@ struct JPEGHuffmanTable: Sendable {
         }
     }
 
-    /// Per `lookupBits`-bit prefix: `symbol << 8 | code length`, then per prefix the skip
-    /// entries (see ``Tables/skipLookup``).
-    let lookups: [UInt16]
+    /// See ``Tables/symbolLookup``.
+    let symbolLookup: [UInt16]
     /// See ``Tables/pairSkip``.
     let pairSkip: [UInt32]
     /// Largest code of each length (index 1...16), then the symbol offset of each length.
@@ -62,7 +58,6 @@ struct JPEGHuffmanTable: Sendable {
         var maxCode = [Int32](repeating: -1, count: 17)
         var symbolOffset = [Int32](repeating: 0, count: 17)
         var symbolLookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)
-        var skipLookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)
         var code: Int32 = 0
         var index = 0
         for (lengthIndex, count) in counts.enumerated() {
@@ -74,10 +69,8 @@ struct JPEGHuffmanTable: Sendable {
                         let symbol = symbols[index]
                         let first = Int(code) << (Self.lookupBits - length)
                         let span = 1 << (Self.lookupBits - length)
-                        let skip = Self.skipEntry(symbol: symbol, codeLength: length)
                         for prefix in first..<(first + span) {
                             symbolLookup[prefix] = UInt16(symbol) << 8 | UInt16(length)
-                            skipLookup[prefix] = skip
                         }
                     }
                     code += 1
@@ -88,7 +81,7 @@ struct JPEGHuffmanTable: Sendable {
             guard code < Int32(1) << length else { return nil }
             code <<= 1
         }
-        lookups = symbolLookup + skipLookup
+        self.symbolLookup = symbolLookup
         pairSkip = Self.pairSkipTable(counts: Array(counts), symbols: symbols)
         canonical = maxCode + symbolOffset
         self.symbols = symbols + [UInt8](repeating: 0, count: 256 - symbols.count)
@@ -97,11 +90,11 @@ struct JPEGHuffmanTable: Sendable {
 
     /// Calls `body` with pointers to the tables.
     func withTables<Result>(_ body: (Tables) -> Result) -> Result {
-        lookups.withUnsafeBufferPointer { lookups in
+        symbolLookup.withUnsafeBufferPointer { lookups in
             canonical.withUnsafeBufferPointer { canonical in
                 symbols.withUnsafeBufferPointer { symbols in
                     pairSkip.withUnsafeBufferPointer { pairSkip in
-                        body(Tables(symbolLookup: lookups.baseAddress!, skipLookup: lookups.baseAddress! + (1 << Self.lookupBits),
+                        body(Tables(symbolLookup: lookups.baseAddress!,
                                     pairSkip: pairSkip.baseAddress!,
                                     maxCode: canonical.baseAddress!, symbolOffset: canonical.baseAddress! + 17,
                                     symbols: symbols.baseAddress!, symbolCount: symbolCount))
