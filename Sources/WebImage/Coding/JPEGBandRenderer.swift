@@ -8,6 +8,10 @@ enum JPEGBandRenderer {
         let layout = scan.layout
         let outputRows = (mcuRows.lowerBound * layout.outputRowsPerMCURow)..<min(height, mcuRows.upperBound * layout.outputRowsPerMCURow)
         guard !outputRows.isEmpty else { return [] }
+        if transform == .yCbCr, let shape = FourTwoZero(layout) {
+            return renderFourTwoZero(scan: scan, shape: shape, stretches: stretches, mcuRows: mcuRows,
+                                     outputRows: outputRows, width: width)
+        }
         // Each component's samples for these MCU rows.
         let planes = layout.components.map { component in
             UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, component.planeWidth * mcuRows.count
@@ -32,6 +36,81 @@ enum JPEGBandRenderer {
         return [UInt8](unsafeUninitializedCapacity: outputRows.count * width * 4) { buffer, initialized in
             convert(planes: planes, layout: layout, firstMCURow: mcuRows.lowerBound, rows: outputRows,
                     width: width, transform: transform, into: buffer.baseAddress!)
+            initialized = buffer.count
+        }
+    }
+
+    /// Where the values of a YCbCr 4:2:0 MCU are in its record: four luma DC values (one output
+    /// pixel each) and one Cb and one Cr block (a 2×2 inverse DCT each, one sample per pixel).
+    /// Most photos are laid out like this, so it has a path of its own: no sample planes and no
+    /// upsampling, each MCU straight to its 2×2 RGBA pixels.
+    struct FourTwoZero {
+        var luma: Int, cb: Int, cr: Int
+
+        init?(_ layout: JPEGMCULayout) {
+            let components = layout.components
+            guard components.count == 3, layout.outputRowsPerMCURow == 2,
+                  let luma = components.firstIndex(where: { $0.frameIndex == 0 }),
+                  let cb = components.firstIndex(where: { $0.frameIndex == 1 }),
+                  let cr = components.firstIndex(where: { $0.frameIndex == 2 }) else { return nil }
+            let y = components[luma], b = components[cb], r = components[cr]
+            guard y.blocksAcross == 2, y.blocksDown == 2, y.samplesPerBlock == 1,
+                  [b, r].allSatisfy({ $0.blocksAcross == 1 && $0.blocksDown == 1 && $0.samplesPerBlock == 2
+                                      && $0.repeatAcross == 1 && $0.repeatDown == 1 }) else { return nil }
+            (self.luma, self.cb, self.cr) = (luma, cb, cr)
+        }
+    }
+
+    private static func renderFourTwoZero(scan: JPEGScanDecoder, shape: FourTwoZero, stretches: [JPEGDecodedStretch],
+                                          mcuRows: Range<Int>, outputRows: Range<Int>, width: Int) -> [UInt8] {
+        let layout = scan.layout
+        let bandMCUs = (mcuRows.lowerBound * layout.mcusAcross)..<(mcuRows.upperBound * layout.mcusAcross)
+        let (y, cb, cr) = (layout.components[shape.luma], layout.components[shape.cb], layout.components[shape.cr])
+        let stride = layout.recordStride
+        let rowBytes = width * 4
+        return [UInt8](unsafeUninitializedCapacity: outputRows.count * rowBytes) { buffer, initialized in
+            let out = buffer.baseAddress!
+            let quantizers = (Int(y.quantization[0]), Int(cb.quantization[0]), Int(cr.quantization[0]))
+            JPEGReducedIDCT.withColorTables { tables in
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8) { chroma in
+                    let blue = chroma.baseAddress!, red = blue + 4
+                    for stretch in stretches {
+                        let mcus = stretch.mcus.clamped(to: bandMCUs)
+                        guard !mcus.isEmpty else { continue }
+                        let deltas = stretch.dcDeltas
+                        let (yDelta, cbDelta, crDelta) = (deltas[shape.luma], deltas[shape.cb], deltas[shape.cr])
+                        stretch.records.withUnsafeBytes { records in
+                            var record = records.baseAddress! + stretch.recordOffset
+                                + (mcus.lowerBound - stretch.mcus.lowerBound) * stride
+                            var (mcuRow, mcuColumn) = mcus.lowerBound.quotientAndRemainder(dividingBy: layout.mcusAcross)
+                            for _ in mcus {
+                                let dcs = record.assumingMemoryBound(to: Int16.self)
+                                let workspaces = (record + layout.workspaceOffset).assumingMemoryBound(to: Int16.self)
+                                JPEGReducedIDCT.twoByTwoSecondPass(
+                                    workspaces + cb.firstWorkspace, dequantizedDC: Int(dcs[cb.firstDC] &+ cbDelta) * quantizers.1,
+                                    into: blue, rowStride: 2)
+                                JPEGReducedIDCT.twoByTwoSecondPass(
+                                    workspaces + cr.firstWorkspace, dequantizedDC: Int(dcs[cr.firstDC] &+ crDelta) * quantizers.2,
+                                    into: red, rowStride: 2)
+                                let top = mcuRow * 2, left = mcuColumn * 2
+                                for dy in 0..<2 where top + dy < outputRows.upperBound {
+                                    let row = out + (top + dy - outputRows.lowerBound) * rowBytes
+                                    for dx in 0..<2 where left + dx < width {
+                                        let sample = dy * 2 + dx
+                                        let luma = JPEGReducedIDCT.oneByOne(
+                                            dequantizedDC: Int(dcs[y.firstDC + sample] &+ yDelta) * quantizers.0)
+                                        tables.rgba(luma: Int(luma), cb: Int(blue[sample]), cr: Int(red[sample]),
+                                                    into: row + (left + dx) * 4)
+                                    }
+                                }
+                                record += stride
+                                mcuColumn += 1
+                                if mcuColumn == layout.mcusAcross { mcuColumn = 0; mcuRow += 1 }
+                            }
+                        }
+                    }
+                }
+            }
             initialized = buffer.count
         }
     }

@@ -7,8 +7,9 @@ struct JPEGEntropyData: Sendable {
     /// end stays in bounds: one block consumes at most 27 + 63 × 26 bits, and the decoder checks
     /// the position after every block.
     static let padding = 256
-    /// The data, then `padding` zero bytes.
-    let bytes: [UInt8]
+    /// The data, then `padding` zero bytes. A ``PixelBuffer``, so a thumbnail server decoding one
+    /// large photo after another reuses the memory instead of faulting in megabytes each time.
+    let bytes: PixelBuffer
     /// Bytes of data, without the padding.
     let count: Int
     /// Offsets into `bytes` where the data after each restart marker starts.
@@ -21,8 +22,8 @@ struct JPEGEntropyData: Sendable {
         var restarts: [Int] = []
         var inSequence = true
         var written = 0
-        bytes = [UInt8](unsafeUninitializedCapacity: source.count - start + Self.padding) { buffer, initialized in
-            let target = buffer.baseAddress!
+        let buffer = try? PixelBuffer(scratchCount: source.count - start + Self.padding) { buffer in
+            let target = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
             var read = start
             scan: while read < source.count {
                 // Copy up to the next 0xFF in one go.
@@ -52,9 +53,9 @@ struct JPEGEntropyData: Sendable {
                 read = next + 1
             }
             (target + written).initialize(repeating: 0, count: Self.padding)
-            initialized = written + Self.padding
         }
-        guard inSequence else { return nil }
+        guard let buffer, inSequence else { return nil }
+        bytes = buffer
         count = written
         restartOffsets = restarts
     }

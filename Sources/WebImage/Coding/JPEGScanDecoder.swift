@@ -6,7 +6,7 @@
 struct JPEGScanDecoder: Sendable {
     let layout: JPEGMCULayout
     /// The entropy-coded bytes, followed by ``JPEGEntropyData/padding`` zero bytes.
-    private let data: [UInt8]
+    private let data: PixelBuffer
     /// Bits of entropy-coded data.
     let bitCount: Int
     let restartOffsets: [Int]
@@ -47,13 +47,13 @@ struct JPEGScanDecoder: Sendable {
     /// Room for `count` MCU records, written once by `decode` (which returns how many it wrote,
     /// or `nil` on failure) and read-only afterwards. Records are not initialized before
     /// ``Context/decodeMCU(_:_:into:)`` writes them, and pages never written cost no memory, so
-    /// a generous count is free.
-    func decodeRecords(count: Int, _ decode: (UnsafeMutableRawPointer) -> Int?) -> (records: [UInt8], count: Int)? {
+    /// a generous count is free. The room is a ``PixelBuffer``: megabytes that the next
+    /// thumbnail reuses rather than faults in again.
+    func decodeRecords(count: Int, _ decode: (UnsafeMutableRawPointer) -> Int?) -> (records: PixelBuffer, count: Int)? {
         var decoded: Int?
-        let records = [UInt8](unsafeUninitializedCapacity: max(1, count * layout.recordStride)) { buffer, initialized in
-            decoded = decode(UnsafeMutableRawPointer(buffer.baseAddress!))
-            initialized = buffer.count
-        }
+        guard let records = try? PixelBuffer(scratchCount: max(1, count * layout.recordStride), initializingWith: { buffer in
+            decoded = decode(buffer.baseAddress!)
+        }) else { return nil }
         return decoded.map { (records, $0) }
     }
 
@@ -75,7 +75,7 @@ struct JPEGScanDecoder: Sendable {
     func withContext<Result>(_ body: (Context) -> Result) -> Result {
         let tables = layout.components.flatMap { [$0.dcTable, $0.acTable] }
         return Self.withTables(tables[...], []) { tables in
-            data.withUnsafeBufferPointer { data in
+            data.withUnsafeBytes { data in
                 quantization.withUnsafeBufferPointer { quantization in
                     twoByTwoWeights.withUnsafeBufferPointer { weights in
                         twoByTwoSums.withUnsafeBufferPointer { sums in
@@ -91,8 +91,11 @@ struct JPEGScanDecoder: Sendable {
                             }
                             return decoders.withUnsafeBufferPointer { decoders in
                                 withUnsafeTemporaryAllocation(of: Int.self, capacity: 10) { sums in
-                                    body(Context(scan: self, data: data.baseAddress!, decoders: decoders,
-                                                 twoByTwoSums: sums.baseAddress!))
+                                    withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4) { predictions in
+                                        body(Context(scan: self, data: data.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                                     decoders: decoders, twoByTwoSums: sums.baseAddress!,
+                                                     predictions: predictions.baseAddress!))
+                                    }
                                 }
                             }
                         }
@@ -135,6 +138,11 @@ struct JPEGScanDecoder: Sendable {
         /// Scratch for one block's 2×2 first-pass sums (a closure-free loop keeps the bit reader
         /// in registers).
         let twoByTwoSums: UnsafeMutablePointer<Int>
+        /// The DC predictions while an MCU decodes, one Int32 per component. Not a SIMD4 value:
+        /// updating one lane of a vector indexed by a variable goes through the stack, and reading
+        /// the whole vector back right after a one-lane store stalls on store forwarding, once per
+        /// block.
+        let predictions: UnsafeMutablePointer<Int32>
 
         /// Decodes the MCU at `position` into `record` and moves `position` past it. `index` is
         /// the MCU's place in the scan when known, for restart markers (a decoder started
@@ -148,7 +156,7 @@ struct JPEGScanDecoder: Sendable {
                 position = Position(bit: scan.restartOffsets[restart] * 8, intervalEnd: scan.intervalEnd(afterRestart: restart))
             }
             var reader = JPEGBitReader(data, bit: position.bit)
-            var predictions = position.predictions
+            for component in 0..<4 { predictions[component] = position.predictions[component] }
             let end = position.intervalEnd
             let dcs = record.assumingMemoryBound(to: Int16.self)
             let workspaces = (record + scan.layout.workspaceOffset).assumingMemoryBound(to: Int16.self)
@@ -171,7 +179,7 @@ struct JPEGScanDecoder: Sendable {
                 }
             }
             position.bit = reader.position(from: data)
-            position.predictions = predictions
+            position.predictions = SIMD4(predictions[0], predictions[1], predictions[2], predictions[3])
             return succeeded
         }
 
@@ -237,7 +245,7 @@ struct JPEGScanDecoder: Sendable {
 /// value of each component when that thread started mid-scan with its predictions at 0.
 struct JPEGDecodedStretch: Sendable {
     var mcus: Range<Int>
-    var records: [UInt8]
+    var records: PixelBuffer
     /// Byte offset of the first MCU's record in `records`.
     var recordOffset: Int = 0
     var dcDeltas: SIMD4<Int16> = .zero

@@ -50,7 +50,7 @@ enum JPEGScanSplitter {
 
     /// What the second thread of ``splitAndResynchronize(_:)`` decoded from the middle on.
     private struct SideStretch: Sendable {
-        var records: [UInt8]
+        var records: PixelBuffer
         /// Where each decoded MCU started, in bits, and where the last one ended.
         var starts: [Int]
         var count: Int { starts.count - 1 }
@@ -58,7 +58,7 @@ enum JPEGScanSplitter {
 
     /// Where the first thread of ``splitAndResynchronize(_:)`` stopped, at the middle.
     private struct MainStretch: Sendable {
-        var records: [UInt8]
+        var records: PixelBuffer
         var position: JPEGScanDecoder.Position
         var count: Int
     }

@@ -62,7 +62,9 @@ public final class PixelAllocator: Sendable {
         pool.withLock { Self.evict(&$0, keeping: 0) }.forEach(Self.unmap)
     }
 
-    func allocate(byteCount: Int) throws -> Block {
+    /// - Parameter hugePages: whether freshly mapped memory is advised as huge pages (reused
+    ///   blocks stay as they were).
+    func allocate(byteCount: Int, hugePages: Bool = true) throws -> Block {
         if byteCount < Self.largeThreshold {
             guard let pointer = malloc(max(byteCount, 1)) else {
                 throw WebImageError.tooLarge("cannot allocate \(byteCount) bytes")
@@ -87,7 +89,7 @@ public final class PixelAllocator: Sendable {
         if let reused, let pointer = UnsafeMutableRawPointer(bitPattern: reused.address) {
             return Block(pointer: pointer, capacity: reused.capacity)
         }
-        return try Self.map(capacity: capacity)
+        return try Self.map(capacity: capacity, hugePages: hugePages)
     }
 
     func release(_ block: Block) {
@@ -113,7 +115,7 @@ public final class PixelAllocator: Sendable {
         return evicted
     }
 
-    private static func map(capacity: Int) throws -> Block {
+    private static func map(capacity: Int, hugePages: Bool) throws -> Block {
         #if os(Linux)
         // Over-map by one huge page so the block can start on a huge-page boundary.
         let mapped = capacity + hugePage
@@ -128,7 +130,7 @@ public final class PixelAllocator: Sendable {
         let tail = mapped - head - capacity
         if tail > 0 { munmap(UnsafeMutableRawPointer(bitPattern: aligned + UInt(capacity)), tail) }
         let pointer = UnsafeMutableRawPointer(bitPattern: aligned)!
-        _ = madvise(pointer, capacity, 14 /* MADV_HUGEPAGE */)
+        if hugePages { _ = madvise(pointer, capacity, 14 /* MADV_HUGEPAGE */) }
         return Block(pointer: pointer, capacity: capacity)
         #else
         // Elsewhere the system allocator already maps large blocks well; a capacity of 0 marks

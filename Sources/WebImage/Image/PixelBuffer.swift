@@ -5,6 +5,8 @@ import Darwin
 #endif
 
 /// The memory behind one bitmap: `count` bytes of straight-alpha RGBA8, owned by this object.
+/// Decoders also keep their large write-once intermediates in one (a JPEG scan without its byte
+/// stuffing, decoded MCU records), so that memory is pooled and reused the same way.
 ///
 /// A `PixelBuffer` is written exactly once, by the closure handed to its initializer, before the
 /// object exists for anyone else; afterwards it is read-only. That is why it can be `Sendable`
@@ -24,9 +26,20 @@ public final class PixelBuffer: Sendable {
     /// page faults instead of twelve thousand.
     /// - Throws: ``WebImageError/tooLarge(_:)`` when the memory cannot be had, or whatever
     ///   `initialize` throws (the memory is released then).
-    public init(count: Int, initializingWith initialize: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+    public convenience init(count: Int, initializingWith initialize: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        try self.init(count: count, hugePages: true, initializingWith: initialize)
+    }
+
+    /// Write-once scratch memory for a decoder's large intermediates: pooled like pixels, but
+    /// fresh memory is not advised as huge pages, because a decoder often touches only part of
+    /// what it reserves and a thumbnail's peak memory counts every page it touches.
+    convenience init(scratchCount count: Int, initializingWith initialize: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        try self.init(count: count, hugePages: false, initializingWith: initialize)
+    }
+
+    private init(count: Int, hugePages: Bool, initializingWith initialize: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         guard count >= 0 else { throw WebImageError.tooLarge("negative buffer size") }
-        let block = try PixelAllocator.shared.allocate(byteCount: count)
+        let block = try PixelAllocator.shared.allocate(byteCount: count, hugePages: hugePages)
         do {
             try initialize(UnsafeMutableRawBufferPointer(start: block.pointer, count: count))
         } catch {
