@@ -25,6 +25,12 @@ public final class DiskCache: Sendable {
     /// Where and how much.
     public let configuration: DiskCacheConfiguration
     private let now: @Sendable () -> Date
+    /// `configuration.directory` and the read-only directories as paths ending in "/". File
+    /// paths are built by appending names to these rather than with
+    /// `URL.appendingPathComponent`, which asks the file system whether the result is a
+    /// directory: an `fstatat` on every cache access.
+    private let directoryPath: String
+    private let readOnlyPaths: [String]
 
     private struct Entry {
         var size: Int
@@ -58,6 +64,12 @@ public final class DiskCache: Sendable {
     public init(configuration: DiskCacheConfiguration, now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.now = now
+        directoryPath = Self.slashTerminated(configuration.directory.path)
+        readOnlyPaths = configuration.readOnlyDirectories.map { Self.slashTerminated($0.path) }
+    }
+
+    private static func slashTerminated(_ path: String) -> String {
+        path.hasSuffix("/") ? path : path + "/"
     }
 
     /// A cache for `namespace` under the platform cache directory.
@@ -95,7 +107,7 @@ public final class DiskCache: Sendable {
 
     /// Where the entry for `key` is (or would be) stored.
     public func path(forKey key: String) -> URL {
-        configuration.directory.appendingPathComponent(fileName(forKey: key))
+        URL(fileURLWithPath: directoryPath + fileName(forKey: key), isDirectory: false)
     }
 
     // MARK: Reading
@@ -118,7 +130,7 @@ public final class DiskCache: Sendable {
     public func entrySynchronously(forKey key: String) -> (data: Data, metadata: ImageCacheMetadata)? {
         loadIndexIfNeeded()
         let name = fileName(forKey: key)
-        let url = configuration.directory.appendingPathComponent(name)
+        let path = directoryPath + name
         let date = now()
         let state: (known: Bool, expired: Bool) = index.withLock { index in
             guard let entry = index.entries[name] else { return (false, false) }
@@ -126,8 +138,8 @@ public final class DiskCache: Sendable {
         }
         if state.expired {
             removeFiles([name])
-        } else if state.known || FileManager.default.fileExists(atPath: url.path) {
-            if let file = try? Data(contentsOf: url), let entry = DiskCacheEntryFormat.decode(file) {
+        } else if state.known || access(path, F_OK) == 0 {
+            if let file = try? Data(contentsOf: URL(fileURLWithPath: path, isDirectory: false)), let entry = DiskCacheEntryFormat.decode(file) {
                 let previousAccess: Date? = index.withLock { index in
                     let previous = index.entries[name]
                     index.set(name, Entry(size: file.count, accessed: date, created: previous?.created ?? entry.metadata.storedDate))
@@ -135,14 +147,14 @@ public final class DiskCache: Sendable {
                 }
                 // The file's date carries the access time across restarts; minute precision is
                 // plenty for LRU order, and skipping the write keeps hot reads to one syscall.
-                if previousAccess.map({ date.timeIntervalSince($0) > 60 }) ?? true { touch(url, date) }
+                if previousAccess.map({ date.timeIntervalSince($0) > 60 }) ?? true { touch(path, date) }
                 return entry
             }
             // Torn, truncated or planted: not an entry. Remove it so it is not read again.
             removeFiles([name])
         }
-        for directory in configuration.readOnlyDirectories {
-            let candidate = directory.appendingPathComponent(name)
+        for directory in readOnlyPaths {
+            let candidate = URL(fileURLWithPath: directory + name, isDirectory: false)
             if let file = try? Data(contentsOf: candidate), let entry = DiskCacheEntryFormat.decode(file) { return entry }
         }
         return nil
@@ -155,9 +167,7 @@ public final class DiskCache: Sendable {
             let name = fileName(forKey: key)
             let date = now()
             if index.withLock({ index in index.entries[name].map { !isExpired($0, at: date) } ?? false }) { return true }
-            return configuration.readOnlyDirectories.contains {
-                FileManager.default.fileExists(atPath: $0.appendingPathComponent(name).path)
-            }
+            return readOnlyPaths.contains { access($0 + name, F_OK) == 0 }
         }
     }
 
@@ -182,20 +192,20 @@ public final class DiskCache: Sendable {
             throw WebImageError.fileSystem("cannot encode metadata: \(error)")
         }
         let directory = configuration.directory
-        let temporary = directory.appendingPathComponent(Self.temporaryName())
-        var failure = Self.writeNewFile(file, atPath: temporary.path)
+        let temporary = directoryPath + Self.temporaryName()
+        var failure = Self.writeNewFile(file, atPath: temporary)
         if failure == ENOENT {
             // The directory is made on the first write (or again, if someone removed it).
             try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            failure = Self.writeNewFile(file, atPath: temporary.path)
+            failure = Self.writeNewFile(file, atPath: temporary)
         }
         if let failure {
-            unlink(temporary.path)
-            throw WebImageError.fileSystem("cannot write \(temporary.path): \(String(cString: strerror(failure)))")
+            unlink(temporary)
+            throw WebImageError.fileSystem("cannot write \(temporary): \(String(cString: strerror(failure)))")
         }
-        guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
+        guard rename(temporary, directoryPath + name) == 0 else {
             let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(at: temporary)
+            unlink(temporary)
             throw WebImageError.fileSystem("cannot rename into \(directory.path): \(reason)")
         }
         let date = now()
@@ -360,16 +370,16 @@ public final class DiskCache: Sendable {
     private func removeFiles(_ names: [String], fromIndex: Bool = true) {
         if fromIndex { index.withLock { index in names.forEach { index.remove($0) } } }
         for name in names {
-            unlink(configuration.directory.appendingPathComponent(name).path)
+            unlink(directoryPath + name)
         }
     }
 
     /// Records the access time in the file's modification date, so LRU order survives a restart.
-    private func touch(_ url: URL, _ date: Date) {
+    private func touch(_ path: String, _ date: Date) {
         let seconds = date.timeIntervalSince1970
         var times = [timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9)),
                      timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))]
-        _ = utimensat(AT_FDCWD, url.path, &times, 0)
+        _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
     /// Scans the directory once: sizes and dates of entries, and leftover temporary files of

@@ -91,7 +91,7 @@ final class SharedStage<Value: Sendable>: Sendable {
     func send(_ event: StageEvent<Value>) {
         let continuations = state.withLock { state -> [AsyncThrowingStream<StageEvent<Value>, any Error>.Continuation] in
             if case .progress = event { state.lastProgress = event }
-            return state.subscribers.values.map(\.continuation)
+            return state.subscribers.values.map { $0.continuation }
         }
         for continuation in continuations { continuation.yield(event) }
     }
@@ -107,7 +107,7 @@ final class SharedStage<Value: Sendable>: Sendable {
         let changed: LoadPriority? = state.withLock { state in
             guard !state.finished, state.subscribers[id] != nil else { return nil }
             state.subscribers[id]?.priority = priority
-            let highest = state.subscribers.values.map(\.priority).max() ?? priority
+            let highest = state.subscribers.values.map { $0.priority }.max() ?? priority
             guard highest != state.priority else { return nil }
             state.priority = highest
             return highest
@@ -125,7 +125,7 @@ final class SharedStage<Value: Sendable>: Sendable {
                 state.finished = true
                 return (subscriber.continuation, state.task, true)
             }
-            let highest = state.subscribers.values.map(\.priority).max() ?? state.priority
+            let highest = state.subscribers.values.map { $0.priority }.max() ?? state.priority
             if highest != state.priority {
                 state.priority = highest
                 lowered = highest
@@ -147,7 +147,7 @@ final class SharedStage<Value: Sendable>: Sendable {
             guard !state.finished else { return [] }
             state.finished = true
             defer { state.subscribers.removeAll() }
-            return state.subscribers.values.map(\.continuation)
+            return state.subscribers.values.map { $0.continuation }
         }
         onEnd(self)
         for continuation in continuations {
