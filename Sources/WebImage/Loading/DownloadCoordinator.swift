@@ -36,7 +36,8 @@ final class DownloadCoordinator: Sendable {
         let usesSlot: Bool
         var phase: Phase = .queued
         var callers: [Int: Caller] = [:]
-        var task: Task<Void, Never>?
+        /// The network task, once started (see ``DownloadTaskSlot``).
+        let task = DownloadTaskSlot()
         var lastResponse: ImageLoadResponse?
         var lastProgress: (received: Int64, expected: Int64?)?
         var startedAt: ContinuousClock.Instant?
@@ -117,6 +118,7 @@ final class DownloadCoordinator: Sendable {
         }
         let caller = Caller(continuation: continuation, priority: request.priority,
                             responseModifier: options.responseModifier, reportsProgress: options.reportsProgress)
+        var effects: Effects = []
         let joined = state.withLock { state -> Bool in
             if let id = state.byKey[key], state.downloads[id] != nil {
                 state.downloads[id]?.callers[callerID] = caller
@@ -140,13 +142,14 @@ final class DownloadCoordinator: Sendable {
             state.downloadOfCaller[callerID] = id
             if usesSlot {
                 state.queue.append(id, priority: request.priority)
-                pump(&state)
+                pump(&state, effects: &effects)
             } else {
                 // File and data URLs are local and cheap: they take no slot and ignore suspension.
-                start(id, in: &state)
+                start(id, in: &state, effects: &effects)
             }
             return false
         }
+        for effect in effects { effect() }
         if joined {
             metrics.coalescedJoins.increment()
             logger.trace("joined running download", metadata: ["url": "\(request.url)"])
@@ -170,7 +173,7 @@ final class DownloadCoordinator: Sendable {
                   let caller = state.downloads[id]?.callers.removeValue(forKey: callerID) else { return nil }
             if state.downloads[id]?.callers.isEmpty == true {
                 removeDownload(id, in: &state, effects: &effects, cancelled: true)
-                pump(&state)
+                pump(&state, effects: &effects)
             } else {
                 refreshPriority(of: id, in: &state)
             }
@@ -199,10 +202,12 @@ final class DownloadCoordinator: Sendable {
     func suspend() { state.withLock { $0.suspended = true } }
 
     func resume() {
+        var effects: Effects = []
         state.withLock { state in
             state.suspended = false
-            pump(&state)
+            pump(&state, effects: &effects)
         }
+        for effect in effects { effect() }
     }
 
     var isSuspended: Bool { state.withLock { $0.suspended } }
@@ -224,23 +229,26 @@ final class DownloadCoordinator: Sendable {
         for effect in effects { effect() }
     }
 
-    /// Starts queued downloads while slots are free. Call with the lock held.
-    private func pump(_ state: inout State) {
+    /// Starts queued downloads while slots are free. Call with the lock held; `effects` start
+    /// the tasks after unlocking.
+    private func pump(_ state: inout State, effects: inout Effects) {
         let limit = max(1, configuration.maxConcurrentDownloads)
         let lifo = configuration.executionOrder == .lifo
         while !state.suspended && state.runningSlots < limit, let next = state.queue.popNext(lifo: lifo) {
             state.runningSlots += 1
-            start(next, in: &state)
+            start(next, in: &state, effects: &effects)
         }
     }
 
-    /// Marks a download running and starts its task. Call with the lock held (the task waits for it).
-    private func start(_ id: Int, in state: inout State) {
+    /// Marks a download running; one of `effects` starts its task once the lock is released.
+    /// Creating a task enqueues it, which may wake a thread with a system call: under the lock,
+    /// that made every other download's event wait (and spin) for it.
+    private func start(_ id: Int, in state: inout State, effects: inout Effects) {
         guard let download = state.downloads[id] else { return }
         state.downloads[id]?.phase = .running
         state.downloads[id]?.startedAt = .now
-        let request = download.request
-        state.downloads[id]?.task = Task { await self.run(id, request) }
+        let request = download.request, slot = download.task
+        effects.append { [self] in slot.start { await self.run(id, request) } }
     }
 
     /// Forgets a download; cancels its task. Call with the lock held; `effects` run after unlocking.
@@ -251,10 +259,10 @@ final class DownloadCoordinator: Sendable {
         for callerID in download.callers.keys { state.downloadOfCaller[callerID] = nil }
         if download.phase == .running && download.usesSlot { state.runningSlots -= 1 }
         if cancelled {
-            let task = download.task
+            let slot = download.task
             let url = download.request.url
             effects.append { [self] in
-                task?.cancel()
+                slot.cancel()
                 metrics.cancellations.increment()
                 logger.debug("download cancelled", metadata: ["url": "\(url)"])
                 emit(.cancelled(url))
@@ -306,13 +314,21 @@ final class DownloadCoordinator: Sendable {
         if let modifier = configuration.responseModifier, !modifier(response) {
             throw WebImageError.rejected("response modifier rejected \(response.url.absoluteString)")
         }
-        let modifiers = state.withLock { state in
-            state.downloads[id]?.callers.compactMap { entry in entry.value.responseModifier.map { (entry.key, $0) } } ?? []
+        // Callers' response modifiers run before anyone gets the response, outside the lock. Most
+        // downloads have none: then one locked step records and delivers it.
+        let modifiers = state.withLock { state -> [(Int, DownloadResponseModifier)] in
+            guard var download = state.downloads.removeValue(forKey: id) else { return [] }
+            let modifiers = download.callers.compactMap { entry in entry.value.responseModifier.map { (entry.key, $0) } }
+            if modifiers.isEmpty { Self.deliver(.response(response), in: &download) { $0.lastResponse = response } }
+            state.downloads[id] = download
+            return modifiers
         }
-        for (callerID, modifier) in modifiers where !modifier(response) {
-            detach(callerID: callerID, error: .rejected("response modifier rejected \(response.url.absoluteString)"))
+        if !modifiers.isEmpty {
+            for (callerID, modifier) in modifiers where !modifier(response) {
+                detach(callerID: callerID, error: .rejected("response modifier rejected \(response.url.absoluteString)"))
+            }
+            deliver(.response(response), to: id) { $0.lastResponse = response }
         }
-        deliver(.response(response), to: id) { $0.lastResponse = response }
         emit(.responseReceived(response.url, statusCode: response.statusCode))
     }
 
@@ -320,11 +336,16 @@ final class DownloadCoordinator: Sendable {
         state.withLock { state in
             // Taken out and put back so the update mutates in place (no copy of the callers).
             guard var download = state.downloads.removeValue(forKey: id) else { return }
-            update(&download)
-            for caller in download.callers.values where caller.wants(event) {
-                caller.continuation.yield(event)
-            }
+            Self.deliver(event, in: &download, update: update)
             state.downloads[id] = download
+        }
+    }
+
+    /// Updates `download` and yields `event` to its callers that want it. Call with the lock held.
+    private static func deliver(_ event: ImageLoadEvent, in download: inout Download, update: (inout Download) -> Void) {
+        update(&download)
+        for caller in download.callers.values where caller.wants(event) {
+            caller.continuation.yield(event)
         }
     }
 
@@ -333,9 +354,11 @@ final class DownloadCoordinator: Sendable {
         let finished = state.withLock { state -> Download? in
             guard let download = state.downloads[id] else { return nil }
             removeDownload(id, in: &state, effects: &effects, cancelled: false)
-            pump(&state)
+            pump(&state, effects: &effects)
             return download
         }
+        // The next queued download starts before this one's callers hear of it.
+        for effect in effects { effect() }
         guard let download = finished else { return }
         for caller in download.callers.values {
             switch result {
@@ -346,7 +369,6 @@ final class DownloadCoordinator: Sendable {
                 caller.continuation.finish(throwing: error)
             }
         }
-        for effect in effects { effect() }
         let url = download.request.url
         if let startedAt = download.startedAt {
             metrics.duration.recordNanoseconds(Int64((ContinuousClock.now - startedAt) / .nanoseconds(1)))
