@@ -32,7 +32,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Stats: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the number of entries, their total size and the directory.")
+        static let configuration = CommandConfiguration(commandName: "stats", abstract: "Print the number of entries, their total size and the directory.")
         @OptionGroup var location: Location
 
         func run() async throws {
@@ -50,7 +50,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Clean: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove expired entries, then trim to the size limit.")
+        static let configuration = CommandConfiguration(commandName: "clean", abstract: "Remove expired entries, then trim to the size limit.")
         @OptionGroup var location: Location
 
         func run() async throws {
@@ -63,7 +63,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove every entry.")
+        static let configuration = CommandConfiguration(commandName: "clear", abstract: "Remove every entry.")
         @OptionGroup var location: Location
 
         func run() async throws {

@@ -206,12 +206,15 @@ final class HTTPConnectionPool: Sendable {
         do {
             let tls = origin.scheme == "https" ? try makeTLSContext() : nil
             let host = origin.host
-            // Like browsers, send SNI and check the name only for host names, not IP literals.
-            let serverHostname = host.isIPAddressLiteral ? nil : host
+            // An IP literal is connected to directly: no resolver, no happy-eyeballs race (which
+            // cost a loopback download more than its request). Like browsers, send SNI and check
+            // the name only for host names.
+            let literalAddress = try? SocketAddress(ipAddress: host, port: origin.port)
+            let serverHostname = literalAddress == nil ? host : nil
             // The channel runs on `loop`, so the handshake promise can be made before it exists.
             let loop = group.next()
             let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
-            let channel = try await ClientBootstrap(group: loop)
+            let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(connectTimeout)
                 .channelOption(.socketOption(.so_keepalive), value: 1)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -225,7 +228,8 @@ final class HTTPConnectionPool: Sendable {
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     }
                 }
-                .connect(host: host, port: origin.port).get()
+            let channel = try await (literalAddress.map { bootstrap.connect(to: $0) }
+                                     ?? bootstrap.connect(host: host, port: origin.port)).get()
             // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
             do {
                 try await handshake?.futureResult.get()
@@ -334,12 +338,5 @@ private final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelH
 
     func handlerRemoved(context: ChannelHandlerContext) {
         promise.fail(ChannelError.ioOnClosedChannel)
-    }
-}
-
-extension String {
-    /// Whether the string is an IPv4 or IPv6 address rather than a host name.
-    var isIPAddressLiteral: Bool {
-        (try? SocketAddress(ipAddress: self, port: 0)) != nil
     }
 }

@@ -22,6 +22,21 @@ struct HTTPConnectionTests {
         }
     }
 
+    /// IP literals are connected to directly; a host name still goes through the resolver.
+    @Test(.enabled(if: (try? String(contentsOfFile: "/etc/hosts", encoding: .utf8))?.contains("localhost") ?? false,
+                   "/etc/hosts does not name localhost"))
+    func hostNameIsResolved() async throws {
+        try await withServer { server in
+            server.route("/a", .image(testBytes(100), contentType: "image/png"))
+            let url = try #require(URL(string: "http://localhost:\(server.baseURL.port ?? 0)/a"))
+            try await withHTTPLoader { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: url)))
+                #expect(outcome.data?.count == 100)
+            }
+            #expect(server.requests.first?.headers["host"] == "localhost:\(server.baseURL.port ?? 0)")
+        }
+    }
+
     @Test func sequentialLoadsReuseOneConnection() async throws {
         try await withServer { server in
             server.route("/a", .image(testBytes(50_000), contentType: "image/png"))
