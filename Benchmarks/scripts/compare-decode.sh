@@ -36,20 +36,27 @@ PY
 json() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 python3 -c "import os; s=os.path.getsize(\"$work/photo.jpg\"); print(\"test JPEG: 4000x3000, %.2f MB, %.2f bits per pixel\" % (s/1e6, s*8/12e6))"
 echo "== 12 MP JPEG full decode (RGBA)"
-ours_full=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations")
-ours_full_mps=$(echo "$ours_full" | json megapixelsPerSecond)
+# Three alternating rounds, the best of each side: this VM's speed drifts by 10-20% within a
+# minute, which one measurement of each (seconds apart) turns straight into the ratio.
+ours_full_mps=0; tj=0
+for round in 1 2 3; do
+    ours_round=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations")
+    tj_round=$(cd "$work" && tjbench photo.jpg -rgbx -benchtime 2 -warmup 1 2>&1 | grep -i "Throughput" | tail -1 | awk '{print $(NF-1)}')
+    round_mps=$(echo "$ours_round" | json megapixelsPerSecond)
+    echo "round $round: webimage $round_mps MP/s, tjbench $tj_round MP/s"
+    if python3 -c "import sys; sys.exit(0 if $round_mps > $ours_full_mps else 1)"; then
+        ours_full="$ours_round"; ours_full_mps="$round_mps"
+    fi
+    tj=$(python3 -c "print(max($tj, $tj_round))")
+done
 ours_full_ms=$(echo "$ours_full" | json msPerDecode)
-tj=$(cd "$work" && tjbench photo.jpg -rgbx -benchtime 5 -warmup 1 2>&1 | grep -i "Throughput" | tail -1 | awk '{print $(NF-1)}')
-echo "webimage: $ours_full_mps MP/s ($ours_full_ms ms/decode, includes allocating the bitmap)"
-echo "tjbench:  $tj MP/s"
+echo "webimage: $ours_full_mps MP/s ($ours_full_ms ms/decode, includes allocating the bitmap; best round)"
+echo "tjbench:  $tj MP/s (best round)"
 python3 -c "print('ratio webimage/tjbench: %.2fx (goal >= 0.9x)' % ($ours_full_mps / $tj))"
 
 echo "== 256-px thumbnail of the 12 MP JPEG"
-ours_thumb=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations" --max-pixel-size 256)
-ours_thumb_ms=$(echo "$ours_thumb" | json msPerDecode)
-ours_thumb_peak=$(echo "$ours_thumb" | json peakGrowthKB)
-ours_full_peak=$(echo "$ours_full" | json peakGrowthKB)
-pillow_ms=$(python3 - "$work/photo.jpg" "$iterations" <<'PY'
+pillow_thumbnail_ms() {
+    python3 - "$work/photo.jpg" "$iterations" <<'PY'
 import sys, time
 from PIL import Image
 path, n = sys.argv[1], int(sys.argv[2])
@@ -63,8 +70,22 @@ t = time.perf_counter()
 for _ in range(n): thumb()
 print("%.3f" % ((time.perf_counter() - t) / n * 1000))
 PY
-)
-echo "webimage thumbnail: $ours_thumb_ms ms; Pillow draft+thumbnail: $pillow_ms ms; webimage full decode: $ours_full_ms ms"
+}
+# Alternating rounds again, the best of each side.
+ours_thumb_ms=1e9; pillow_ms=1e9
+for round in 1 2 3; do
+    thumb_round=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations" --max-pixel-size 256)
+    pillow_round=$(pillow_thumbnail_ms)
+    thumb_round_ms=$(echo "$thumb_round" | json msPerDecode)
+    echo "round $round: webimage thumbnail $thumb_round_ms ms, Pillow $pillow_round ms"
+    if python3 -c "import sys; sys.exit(0 if $thumb_round_ms < $ours_thumb_ms else 1)"; then
+        ours_thumb="$thumb_round"; ours_thumb_ms="$thumb_round_ms"
+    fi
+    pillow_ms=$(python3 -c "print(min($pillow_ms, $pillow_round))")
+done
+ours_thumb_peak=$(echo "$ours_thumb" | json peakGrowthKB)
+ours_full_peak=$(echo "$ours_full" | json peakGrowthKB)
+echo "best rounds: webimage thumbnail $ours_thumb_ms ms; Pillow draft+thumbnail $pillow_ms ms; webimage full decode $ours_full_ms ms"
 python3 -c "print('thumbnail speed vs Pillow: %.2fx (goal >= 1.3x)' % ($pillow_ms / $ours_thumb_ms))"
 python3 -c "print('thumbnail speed vs full decode: %.2fx (goal >= 3x)' % ($ours_full_ms / $ours_thumb_ms))"
 python3 -c "print('peak memory growth: thumbnail %d KB, full %d KB; thumbnail / 48 MB bitmap = %.3f (goal < 0.25)' % ($ours_thumb_peak, $ours_full_peak, $ours_thumb_peak / 46875.0))"
