@@ -88,7 +88,8 @@ private struct GIFComposer {
         let scaled = try frames.map { frame -> ImageFrame in
             let target = try options.targetSize(width: frame.bitmap.width, height: frame.bitmap.height)
             guard (target.width, target.height) != (frame.bitmap.width, frame.bitmap.height) else { return frame }
-            return ImageFrame(bitmap: try Resampler.resize(frame.bitmap, width: target.width, height: target.height),
+            return ImageFrame(bitmap: try Resampler.resize(frame.bitmap, width: target.width, height: target.height,
+                                                           options: options),
                               duration: frame.duration)
         }
         return try DecodedImage(frames: scaled, loopCount: loopCount, format: .gif, scale: options.scale,

@@ -20,6 +20,10 @@ public struct DecodeOptions: Sendable, Hashable {
     public var animationByteLimit: Int
     /// The scale given to the decoded image (2 for `@2x` assets).
     public var scale: Double
+    /// Whether one large decode may use a second thread: the 1/8-scale JPEG decoder splits big
+    /// scans, the resampler splits big resizes, for lower latency. A server that already decodes
+    /// an image per core gains nothing from it and may turn it off to keep one thread per decode.
+    public var parallelDecoding: Bool
 
     /// 100 megapixels: 400 MB of RGBA8, far above any photo a camera takes, far below what hurts.
     public static let defaultPixelLimit = 100_000_000
@@ -27,7 +31,8 @@ public struct DecodeOptions: Sendable, Hashable {
     /// Creates options; the defaults decode at full size, all frames, orientation reported only.
     public init(maxPixelSize: Int? = nil, pixelLimit: Int = DecodeOptions.defaultPixelLimit,
                 scaleDownLargeImages: Bool = false, firstFrameOnly: Bool = false,
-                applyOrientation: Bool = false, animationByteLimit: Int = 512 << 20, scale: Double = 1) {
+                applyOrientation: Bool = false, animationByteLimit: Int = 512 << 20, scale: Double = 1,
+                parallelDecoding: Bool = true) {
         self.maxPixelSize = maxPixelSize
         self.pixelLimit = pixelLimit
         self.scaleDownLargeImages = scaleDownLargeImages
@@ -35,6 +40,7 @@ public struct DecodeOptions: Sendable, Hashable {
         self.applyOrientation = applyOrientation
         self.animationByteLimit = animationByteLimit
         self.scale = scale
+        self.parallelDecoding = parallelDecoding
     }
 
     /// The size to decode a `width` × `height` image to under these options: the full size, or a

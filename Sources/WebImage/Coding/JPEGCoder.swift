@@ -41,7 +41,9 @@ public struct JPEGCoder: ImageCoder {
             let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
             let isEighthScale = (scaled.width, scaled.height) == ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
             let fastDecoded = isEighthScale && !isCMYK && decodesEighthScaleFromDC
-                ? try JPEGEighthScaleDecoder.decode(bytes) : nil
+                ? try JPEGEighthScaleDecoder.decode(bytes, twoThreadsFrom: options.parallelDecoding
+                                                        ? JPEGEighthScaleDecoder.parallelThreshold : .max)
+                : nil
             let decoded = try fastDecoded ?? Bitmap(width: scaled.width, height: scaled.height) { buffer in
                 let output = buffer.bindMemory(to: UInt8.self).baseAddress!
                 let status = tjDecompress2(handle, base, UInt(bytes.count), output, Int32(scaled.width), 0,
@@ -59,7 +61,8 @@ public struct JPEGCoder: ImageCoder {
                 }
             }
             if (decoded.width, decoded.height) == (target.width, target.height) { return decoded }
-            return try Resampler.resize(decoded, width: target.width, height: target.height, filter: .lanczos3)
+            return try Resampler.resize(decoded, width: target.width, height: target.height, filter: .lanczos3,
+                                        options: options)
         }
         return DecodedImage(bitmap: bitmap, format: .jpeg,
                             orientation: EXIFReader.orientation(inJPEG: data) ?? .up,

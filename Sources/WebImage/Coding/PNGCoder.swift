@@ -110,7 +110,7 @@ public struct PNGCoder: ImageCoder {
     static func scaled(_ bitmap: Bitmap, options: DecodeOptions) throws -> Bitmap {
         let target = try options.targetSize(width: bitmap.width, height: bitmap.height)
         guard (target.width, target.height) != (bitmap.width, bitmap.height) else { return bitmap }
-        return try Resampler.resize(bitmap, width: target.width, height: target.height)
+        return try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
     }
 
     static func check(_ status: Int32) throws {

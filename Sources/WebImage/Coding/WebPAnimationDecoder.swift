@@ -35,7 +35,7 @@ enum WebPAnimationDecoder {
                 target.copyMemory(from: UnsafeRawBufferPointer(start: buffer, count: width * height * 4))
             }
             if (target.width, target.height) != (width, height) {
-                bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height)
+                bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
             }
             frames.append(ImageFrame(bitmap: bitmap, duration: Double(timestamp - previousTimestamp) / 1000))
             previousTimestamp = timestamp

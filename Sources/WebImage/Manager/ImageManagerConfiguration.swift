@@ -12,13 +12,19 @@ public struct ImageManagerConfiguration: Sendable {
     public var scaleDownPixelLimit: Int
     /// How many decodes and transforms run at once; the default is the number of active cores.
     public var processingConcurrency: Int
+    /// Whether one large decode may use a second thread (``DecodeOptions/parallelDecoding``):
+    /// lower latency for a single large image. When many loads keep every core busy anyway,
+    /// `false` avoids running more threads than cores.
+    public var parallelDecoding: Bool
 
     public init(cacheKeyFilter: CacheKeyFilter? = nil, shouldDownload: ShouldDownloadHook? = nil,
                 scaleDownPixelLimit: Int = 4096 * 4096,
-                processingConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {
+                processingConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount,
+                parallelDecoding: Bool = true) {
         self.cacheKeyFilter = cacheKeyFilter
         self.shouldDownload = shouldDownload
         self.scaleDownPixelLimit = scaleDownPixelLimit
         self.processingConcurrency = processingConcurrency
+        self.parallelDecoding = parallelDecoding
     }
 }

@@ -35,7 +35,8 @@ struct LoadPlan: Sendable {
         loader = context.loader ?? manager.loader
         coders = context.coders ?? manager.coders
         var decodeOptions = DecodeOptions(maxPixelSize: context.maxPixelSize,
-                                          firstFrameOnly: options.contains(.decodeFirstFrameOnly))
+                                          firstFrameOnly: options.contains(.decodeFirstFrameOnly),
+                                          parallelDecoding: manager.configuration.parallelDecoding)
         if options.contains(.scaleDownLargeImages) {
             decodeOptions.scaleDownLargeImages = true
             decodeOptions.pixelLimit = manager.configuration.scaleDownPixelLimit

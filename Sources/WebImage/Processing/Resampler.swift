@@ -18,6 +18,14 @@ public enum Resampler {
         try resize(bitmap, width: width, height: height, filter: filter, twoThreadsFrom: parallelWork)
     }
 
+    /// ``resize(_:width:height:filter:)`` for a decoder: on two threads only when `options`
+    /// allow it (``DecodeOptions/parallelDecoding``).
+    static func resize(_ bitmap: Bitmap, width: Int, height: Int, filter: ResamplingFilter = .lanczos3,
+                       options: DecodeOptions) throws -> Bitmap {
+        try resize(bitmap, width: width, height: height, filter: filter,
+                   twoThreadsFrom: options.parallelDecoding ? parallelWork : .max)
+    }
+
     /// ``resize(_:width:height:filter:)`` on two threads from `twoThreadsFrom` multiply-adds on
     /// (tests set it to compare both ways).
     static func resize(_ bitmap: Bitmap, width: Int, height: Int, filter: ResamplingFilter,

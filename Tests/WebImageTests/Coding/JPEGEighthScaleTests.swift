@@ -55,6 +55,17 @@ import WebImageTestSupport
         }
     }
 
+    /// A thumbnail big enough for the second thread (scan and resize) gives the same pixels
+    /// when ``DecodeOptions/parallelDecoding`` keeps it on one thread.
+    @Test func serialThumbnailMatchesTheParallelOne() throws {
+        let data = try JPEGCoder.encode(try Self.noisyPhoto(width: 2400, height: 1600, seed: 11), quality: 95, sampling: .halfBoth)
+        #expect(data.count > JPEGEighthScaleDecoder.parallelThreshold, "too small to take the two-thread path")
+        let parallel = try JPEGCoder().decode(data, options: DecodeOptions(maxPixelSize: 256))
+        let serial = try JPEGCoder().decode(data, options: DecodeOptions(maxPixelSize: 256, parallelDecoding: false))
+        #expect(parallel.width == 256)
+        #expect(Self.samePixels(parallel.bitmap, serial.bitmap))
+    }
+
     @Test func leavesTruncatedAndCorruptDataToLibjpegTurbo() throws {
         let data = try JPEGCoder.encode(try Self.noisyPhoto(width: 160, height: 120, seed: 7), quality: 85, sampling: .halfBoth)
         for cut in stride(from: 2, to: data.count - 1, by: max(1, data.count / 97)) {

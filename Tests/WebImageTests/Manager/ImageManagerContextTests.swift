@@ -37,6 +37,18 @@ struct ImageManagerContextTests {
         }
     }
 
+    @Test func parallelDecodingSettingReachesTheDecoder() async throws {
+        try await withServer { server in
+            server.route("/p.jpg", .image(try sampleJPEG(), contentType: "image/jpeg"))
+            let serial = try ManagerFixture(manager: ImageManagerConfiguration(parallelDecoding: false))
+            _ = try await serial.manager.loadImage(with: server.url("/p.jpg"))
+            #expect(serial.decoder.lastOptions?.parallelDecoding == false)
+            let parallel = try ManagerFixture()
+            _ = try await parallel.manager.loadImage(with: server.url("/p.jpg"))
+            #expect(parallel.decoder.lastOptions?.parallelDecoding == true)
+        }
+    }
+
     @Test func customCacheLoaderAndCoders() async throws {
         try await withServer { server in
             let fixture = try ManagerFixture()

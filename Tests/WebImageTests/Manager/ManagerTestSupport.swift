@@ -9,14 +9,18 @@ import WebImageTestSupport
 final class CountingDecoder: ImageCoder {
     private let real = ImageCodersManager(coders: ImageCodersManager.defaultCoders)
     private let count = Mutex(0)
+    private let options = Mutex<DecodeOptions?>(nil)
     let hold: DecodeHold?
 
     init(hold: DecodeHold? = nil) { self.hold = hold }
 
     var decodes: Int { count.withLock { $0 } }
+    /// The options of the latest decode.
+    var lastOptions: DecodeOptions? { options.withLock { $0 } }
     func canDecode(_ data: Data) -> Bool { real.canDecode(data) }
     func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         count.withLock { $0 += 1 }
+        self.options.withLock { $0 = options }
         hold?.arriveAndWait()
         return try real.decode(data, options: options)
     }
