@@ -38,18 +38,18 @@ python3 -c "import os; s=os.path.getsize(\"$work/photo.jpg\"); print(\"test JPEG
 echo "== 12 MP JPEG full decode (RGBA)"
 # Three alternating rounds, the best of each side: this VM's speed drifts by 10-20% within a
 # minute, which one measurement of each (seconds apart) turns straight into the ratio.
-ours_full_mps=0; tj=0
+fastest() { python3 -c 'import json, sys; print(min(sys.argv[1:], key=lambda s: json.loads(s)["msPerDecode"]))' "$@"; }
+extreme() { local pick="$1"; shift; python3 -c "import sys; print($pick(map(float, sys.argv[1:])))" "$@"; }
+ours_rounds=(); tj_rounds=()
 for round in 1 2 3; do
-    ours_round=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations")
-    tj_round=$(cd "$work" && tjbench photo.jpg -rgbx -benchtime 2 -warmup 1 2>&1 | grep -i "Throughput" | tail -1 | awk '{print $(NF-1)}')
-    round_mps=$(echo "$ours_round" | json megapixelsPerSecond)
-    echo "round $round: webimage $round_mps MP/s, tjbench $tj_round MP/s"
-    if python3 -c "import sys; sys.exit(0 if $round_mps > $ours_full_mps else 1)"; then
-        ours_full="$ours_round"; ours_full_mps="$round_mps"
-    fi
-    tj=$(python3 -c "print(max($tj, $tj_round))")
+    ours_rounds+=("$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations")")
+    tj_rounds+=("$(cd "$work" && tjbench photo.jpg -rgbx -benchtime 2 -warmup 1 2>&1 | grep -i "Throughput" | tail -1 | awk '{print $(NF-1)}')")
+    echo "round $round: webimage $(echo "${ours_rounds[-1]}" | json megapixelsPerSecond) MP/s, tjbench ${tj_rounds[-1]} MP/s"
 done
+ours_full=$(fastest "${ours_rounds[@]}")
+ours_full_mps=$(echo "$ours_full" | json megapixelsPerSecond)
 ours_full_ms=$(echo "$ours_full" | json msPerDecode)
+tj=$(extreme max "${tj_rounds[@]}")
 echo "webimage: $ours_full_mps MP/s ($ours_full_ms ms/decode, includes allocating the bitmap; best round)"
 echo "tjbench:  $tj MP/s (best round)"
 python3 -c "print('ratio webimage/tjbench: %.2fx (goal >= 0.9x)' % ($ours_full_mps / $tj))"
@@ -72,17 +72,15 @@ print("%.3f" % ((time.perf_counter() - t) / n * 1000))
 PY
 }
 # Alternating rounds again, the best of each side.
-ours_thumb_ms=1e9; pillow_ms=1e9
+thumb_rounds=(); pillow_rounds=()
 for round in 1 2 3; do
-    thumb_round=$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations" --max-pixel-size 256)
-    pillow_round=$(pillow_thumbnail_ms)
-    thumb_round_ms=$(echo "$thumb_round" | json msPerDecode)
-    echo "round $round: webimage thumbnail $thumb_round_ms ms, Pillow $pillow_round ms"
-    if python3 -c "import sys; sys.exit(0 if $thumb_round_ms < $ours_thumb_ms else 1)"; then
-        ours_thumb="$thumb_round"; ours_thumb_ms="$thumb_round_ms"
-    fi
-    pillow_ms=$(python3 -c "print(min($pillow_ms, $pillow_round))")
+    thumb_rounds+=("$("$webimage" bench-decode "$work/photo.jpg" --iterations "$iterations" --max-pixel-size 256)")
+    pillow_rounds+=("$(pillow_thumbnail_ms)")
+    echo "round $round: webimage thumbnail $(echo "${thumb_rounds[-1]}" | json msPerDecode) ms, Pillow ${pillow_rounds[-1]} ms"
 done
+ours_thumb=$(fastest "${thumb_rounds[@]}")
+ours_thumb_ms=$(echo "$ours_thumb" | json msPerDecode)
+pillow_ms=$(extreme min "${pillow_rounds[@]}")
 ours_thumb_peak=$(echo "$ours_thumb" | json peakGrowthKB)
 ours_full_peak=$(echo "$ours_full" | json peakGrowthKB)
 echo "best rounds: webimage thumbnail $ours_thumb_ms ms; Pillow draft+thumbnail $pillow_ms ms; webimage full decode $ours_full_ms ms"
