@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// Everything lives in one `Mutex`-protected ``State``. Rules that keep it deadlock-free:
 /// events are yielded to callers under the lock (so a caller joining late never sees them out of
-/// order), but streams are *finished*, tasks cancelled and user closures called only after the
-/// lock is released, because finishing a stream runs its `onTermination`, which re-enters here.
+/// order), but streams are *finished*, tasks started or cancelled and user closures called only
+/// after the lock is released, because finishing a stream runs its `onTermination`, which
+/// re-enters here, and starting a task can wake a thread with a system call.
 final class DownloadCoordinator: Sendable {
     typealias Continuation = AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation
 
