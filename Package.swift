@@ -47,8 +47,6 @@ let package = Package(
                 // The demo serves its drawn images from the loopback server the tests use.
                 "WebImageTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(

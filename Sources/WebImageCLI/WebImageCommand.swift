@@ -1,29 +1,13 @@
 import ArgumentParser
-import Dispatch
-import NIOCore
-import NIOPosix
-
-/// The entry point: Swift concurrency runs on SwiftNIO's event loops, then the command runs.
-///
-/// Every task of this process does I/O through NIO (connections) or hands CPU work to Dispatch
-/// (decoding, file I/O), so one set of threads serves both: a load no longer hops from the
-/// cooperative pool to an event loop and back for each request. NIO allows this only before the
-/// first task starts, hence a synchronous `main`.
-@main
-enum WebImageMain {
-    static func main() {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        let done = DispatchSemaphore(value: 0)
-        // Detached: `main` runs on the main actor, whose thread waits below.
-        Task.detached {
-            await WebImageCommand.main()
-            done.signal()
-        }
-        done.wait()
-    }
-}
 
 /// `webimage`: the command-line face of swift-webimage.
+///
+/// Swift concurrency keeps its default executor. Installing SwiftNIO's event loops in its place
+/// (`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`) ran
+/// every child task of a task on that task's event loop, so CPU work in tasks (the demo's encodes)
+/// used one core of two; it is also impossible in a binary with the Swift runtime linked
+/// statically, where the hook it needs is not exported, and it measured no faster for downloads.
+@main
 struct WebImageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webimage",
