@@ -32,18 +32,15 @@ struct DemoCommand: AsyncParsableCommand {
         let (width, count) = (width, count)
         let encoded = try await withThrowingTaskGroup(of: (Int, Data).self) { group in
             var results: [Int: Data] = [:], next = 0
-            for _ in 0..<min(count, ProcessInfo.processInfo.activeProcessorCount) {
+            func encodeNext() {
                 let index = next, format = formats[index % formats.count]
                 group.addTask { (index, try SampleImages.encoded(format, width: width, height: width * 3 / 4, seed: index)) }
                 next += 1
             }
+            while next < min(count, ProcessInfo.processInfo.activeProcessorCount) { encodeNext() }
             for try await (index, data) in group {
                 results[index] = data
-                if next < count {
-                    let index = next, format = formats[index % formats.count]
-                    group.addTask { (index, try SampleImages.encoded(format, width: width, height: width * 3 / 4, seed: index)) }
-                    next += 1
-                }
+                if next < count { encodeNext() }
             }
             return results
         }

@@ -18,18 +18,11 @@ enum JPEGBandRenderer {
                                                                * component.blocksDown * component.samplesPerBlock))
         }
         defer { planes.forEach { $0.deallocate() } }
-        let bandMCUs = (mcuRows.lowerBound * layout.mcusAcross)..<(mcuRows.upperBound * layout.mcusAcross)
         planes.withUnsafeBufferPointer { planes in
             scan.withContext { context in
-                for stretch in stretches {
-                    let mcus = stretch.mcus.clamped(to: bandMCUs)
-                    guard !mcus.isEmpty else { continue }
-                    stretch.records.withUnsafeBytes { records in
-                        let first = records.baseAddress! + stretch.recordOffset
-                            + (mcus.lowerBound - stretch.mcus.lowerBound) * layout.recordStride
-                        context.reconstruct(mcus, records: first, dcDeltas: stretch.dcDeltas, into: planes,
-                                            firstMCURow: mcuRows.lowerBound)
-                    }
+                forEachRun(of: stretches, in: mcuRows, layout: layout) { mcus, records, dcDeltas in
+                    context.reconstruct(mcus, records: records, dcDeltas: dcDeltas, into: planes,
+                                        firstMCURow: mcuRows.lowerBound)
                 }
             }
         }
@@ -61,10 +54,24 @@ enum JPEGBandRenderer {
         }
     }
 
+    /// Calls `body` with each run of the band's MCUs (rows `mcuRows`) that one stretch decoded:
+    /// the MCUs, a pointer to the first one's record, and the stretch's DC corrections.
+    private static func forEachRun(of stretches: [JPEGDecodedStretch], in mcuRows: Range<Int>, layout: JPEGMCULayout,
+                                   _ body: (Range<Int>, UnsafeRawPointer, SIMD4<Int16>) -> Void) {
+        let bandMCUs = (mcuRows.lowerBound * layout.mcusAcross)..<(mcuRows.upperBound * layout.mcusAcross)
+        for stretch in stretches {
+            let mcus = stretch.mcus.clamped(to: bandMCUs)
+            guard !mcus.isEmpty else { continue }
+            stretch.records.withUnsafeBytes { records in
+                body(mcus, records.baseAddress! + stretch.recordOffset
+                        + (mcus.lowerBound - stretch.mcus.lowerBound) * layout.recordStride, stretch.dcDeltas)
+            }
+        }
+    }
+
     private static func renderFourTwoZero(scan: JPEGScanDecoder, shape: FourTwoZero, stretches: [JPEGDecodedStretch],
                                           mcuRows: Range<Int>, outputRows: Range<Int>, width: Int) -> [UInt8] {
         let layout = scan.layout
-        let bandMCUs = (mcuRows.lowerBound * layout.mcusAcross)..<(mcuRows.upperBound * layout.mcusAcross)
         let (y, cb, cr) = (layout.components[shape.luma], layout.components[shape.cb], layout.components[shape.cr])
         let stride = layout.recordStride
         let rowBytes = width * 4
@@ -74,39 +81,33 @@ enum JPEGBandRenderer {
             JPEGReducedIDCT.withColorTables { tables in
                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8) { chroma in
                     let blue = chroma.baseAddress!, red = blue + 4
-                    for stretch in stretches {
-                        let mcus = stretch.mcus.clamped(to: bandMCUs)
-                        guard !mcus.isEmpty else { continue }
-                        let deltas = stretch.dcDeltas
+                    forEachRun(of: stretches, in: mcuRows, layout: layout) { mcus, records, deltas in
                         let (yDelta, cbDelta, crDelta) = (deltas[shape.luma], deltas[shape.cb], deltas[shape.cr])
-                        stretch.records.withUnsafeBytes { records in
-                            var record = records.baseAddress! + stretch.recordOffset
-                                + (mcus.lowerBound - stretch.mcus.lowerBound) * stride
-                            var (mcuRow, mcuColumn) = mcus.lowerBound.quotientAndRemainder(dividingBy: layout.mcusAcross)
-                            for _ in mcus {
-                                let dcs = record.assumingMemoryBound(to: Int16.self)
-                                let workspaces = (record + layout.workspaceOffset).assumingMemoryBound(to: Int16.self)
-                                JPEGReducedIDCT.twoByTwoSecondPass(
-                                    workspaces + cb.firstWorkspace, dequantizedDC: Int(dcs[cb.firstDC] &+ cbDelta) * quantizers.1,
-                                    into: blue, rowStride: 2)
-                                JPEGReducedIDCT.twoByTwoSecondPass(
-                                    workspaces + cr.firstWorkspace, dequantizedDC: Int(dcs[cr.firstDC] &+ crDelta) * quantizers.2,
-                                    into: red, rowStride: 2)
-                                let top = mcuRow * 2, left = mcuColumn * 2
-                                for dy in 0..<2 where top + dy < outputRows.upperBound {
-                                    let row = out + (top + dy - outputRows.lowerBound) * rowBytes
-                                    for dx in 0..<2 where left + dx < width {
-                                        let sample = dy * 2 + dx
-                                        let luma = JPEGReducedIDCT.oneByOne(
-                                            dequantizedDC: Int(dcs[y.firstDC + sample] &+ yDelta) * quantizers.0)
-                                        tables.rgba(luma: Int(luma), cb: Int(blue[sample]), cr: Int(red[sample]),
-                                                    into: row + (left + dx) * 4)
-                                    }
+                        var record = records
+                        var (mcuRow, mcuColumn) = mcus.lowerBound.quotientAndRemainder(dividingBy: layout.mcusAcross)
+                        for _ in mcus {
+                            let dcs = record.assumingMemoryBound(to: Int16.self)
+                            let workspaces = (record + layout.workspaceOffset).assumingMemoryBound(to: Int16.self)
+                            JPEGReducedIDCT.twoByTwoSecondPass(
+                                workspaces + cb.firstWorkspace, dequantizedDC: Int(dcs[cb.firstDC] &+ cbDelta) * quantizers.1,
+                                into: blue, rowStride: 2)
+                            JPEGReducedIDCT.twoByTwoSecondPass(
+                                workspaces + cr.firstWorkspace, dequantizedDC: Int(dcs[cr.firstDC] &+ crDelta) * quantizers.2,
+                                into: red, rowStride: 2)
+                            let top = mcuRow * 2, left = mcuColumn * 2
+                            for dy in 0..<2 where top + dy < outputRows.upperBound {
+                                let row = out + (top + dy - outputRows.lowerBound) * rowBytes
+                                for dx in 0..<2 where left + dx < width {
+                                    let sample = dy * 2 + dx
+                                    let luma = JPEGReducedIDCT.oneByOne(
+                                        dequantizedDC: Int(dcs[y.firstDC + sample] &+ yDelta) * quantizers.0)
+                                    tables.rgba(luma: Int(luma), cb: Int(blue[sample]), cr: Int(red[sample]),
+                                                into: row + (left + dx) * 4)
                                 }
-                                record += stride
-                                mcuColumn += 1
-                                if mcuColumn == layout.mcusAcross { mcuColumn = 0; mcuRow += 1 }
                             }
+                            record += stride
+                            mcuColumn += 1
+                            if mcuColumn == layout.mcusAcross { mcuColumn = 0; mcuRow += 1 }
                         }
                     }
                 }

@@ -47,9 +47,9 @@ struct JPEGBitReader {
 
     /// Decodes one symbol and consumes its code, refilling on the way.
     ///
-    /// The table read uses the buffer from before the refill: every caller leaves at least 30
-    /// valid bits (56 after a refill, less at most 26 for a code and its magnitude; a new reader
-    /// has 49), more than a lookup needs. So the refill's load runs beside the table read instead
+    /// The table read uses the buffer from before the refill: every step leaves at least 29
+    /// valid bits (56 after a refill, less at most 27 for a code and its magnitude: a 16-bit DC
+    /// code with 11 magnitude bits; a new reader has 49), more than a lookup needs. So the refill's load runs beside the table read instead
     /// of in front of it, which shortens the chain of dependent operations from one code to the
     /// next by about a third. ``skipAC(_:)`` does the same with its own table.
     @inline(__always)

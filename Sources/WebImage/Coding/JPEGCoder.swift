@@ -41,9 +41,7 @@ public struct JPEGCoder: ImageCoder {
             let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
             let isEighthScale = (scaled.width, scaled.height) == ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
             let fastDecoded = isEighthScale && !isCMYK && decodesEighthScaleFromDC
-                ? try JPEGEighthScaleDecoder.decode(bytes, twoThreadsFrom: options.parallelDecoding
-                                                        ? JPEGEighthScaleDecoder.parallelThreshold : .max)
-                : nil
+                ? try JPEGEighthScaleDecoder.decode(bytes, options: options) : nil
             let decoded = try fastDecoded ?? Bitmap(width: scaled.width, height: scaled.height) { buffer in
                 let output = buffer.bindMemory(to: UInt8.self).baseAddress!
                 let status = tjDecompress2(handle, base, UInt(bytes.count), output, Int32(scaled.width), 0,

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Decodes a sequential Huffman JPEG at 1/8 scale from its DC coefficients: the output libjpeg-turbo
 /// gives at scale 1/8, bit for bit, in a fraction of its time.
 ///
@@ -23,6 +21,12 @@ enum JPEGEighthScaleDecoder {
     /// costs more than it saves.
     static let parallelThreshold = 192 * 1024
 
+    /// The 1/8-scale RGBA bitmap of `bytes`, or `nil` when libjpeg-turbo must decode it; on two
+    /// threads only when `options` allow it (``DecodeOptions/parallelDecoding``).
+    static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws -> Bitmap? {
+        try decode(bytes, twoThreadsFrom: options.parallelDecoding ? parallelThreshold : .max)
+    }
+
     /// The 1/8-scale RGBA bitmap of `bytes`, or `nil` when libjpeg-turbo must decode it.
     /// - Parameter twoThreadsFrom: the entropy-coded bytes from which two threads decode the scan
     ///   (tests lower it to check the split on small images).
@@ -33,7 +37,7 @@ enum JPEGEighthScaleDecoder {
         let expectedRestarts = layout.restartInterval > 0 ? (layout.mcuCount - 1) / layout.restartInterval : 0
         guard entropy.restartOffsets.count == expectedRestarts else { return nil }
         let scan = JPEGScanDecoder(layout: layout, entropy: entropy)
-        let twoThreads = entropy.count >= twoThreadsFrom && ProcessInfo.processInfo.activeProcessorCount > 1
+        let twoThreads = entropy.count >= twoThreadsFrom && Bitmap.hasSecondCore
         guard let stretches = twoThreads ? JPEGScanSplitter.decodeOnTwoThreads(scan) : JPEGScanSplitter.decodeOnOneThread(scan)
         else { return nil }
         // Samples and colours in two bands of MCU rows when two threads decoded.

@@ -57,7 +57,9 @@ struct JPEGHuffmanTable: Sendable {
         if isDC, symbols.contains(where: { $0 > 15 }) { return nil }
         var maxCode = [Int32](repeating: -1, count: 17)
         var symbolOffset = [Int32](repeating: 0, count: 17)
-        var symbolLookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)
+        // The code at the top of every `pairBits`-bit prefix, `symbol << 8 | length` (0 when the
+        // code is longer): one walk of the canonical codes serves both lookup tables.
+        var topCode = [UInt16](repeating: 0, count: 1 << Self.pairBits)
         var code: Int32 = 0
         var index = 0
         for (lengthIndex, count) in counts.enumerated() {
@@ -65,12 +67,13 @@ struct JPEGHuffmanTable: Sendable {
             if count > 0 {
                 symbolOffset[length] = Int32(index) - code
                 for _ in 0..<count {
-                    if length <= Self.lookupBits {
-                        let symbol = symbols[index]
-                        let first = Int(code) << (Self.lookupBits - length)
-                        let span = 1 << (Self.lookupBits - length)
-                        for prefix in first..<(first + span) {
-                            symbolLookup[prefix] = UInt16(symbol) << 8 | UInt16(length)
+                    // More codes than the length holds (a corrupt table): stop before filling
+                    // prefixes past the end of the lookup table.
+                    guard code < Int32(1) << length else { return nil }
+                    if length <= Self.pairBits {
+                        let first = Int(code) << (Self.pairBits - length)
+                        for prefix in first..<(first + (1 << (Self.pairBits - length))) {
+                            topCode[prefix] = UInt16(symbols[index]) << 8 | UInt16(length)
                         }
                     }
                     code += 1
@@ -81,8 +84,15 @@ struct JPEGHuffmanTable: Sendable {
             guard code < Int32(1) << length else { return nil }
             code <<= 1
         }
-        self.symbolLookup = symbolLookup
-        pairSkip = Self.pairSkipTable(counts: Array(counts), symbols: symbols)
+        // A `lookupBits` prefix has the same top code as its first `pairBits` extension, unless
+        // that code is longer than the prefix.
+        let extraBits = Self.pairBits - Self.lookupBits
+        symbolLookup = (0..<(1 << Self.lookupBits)).map { prefix in
+            let entry = topCode[prefix << extraBits]
+            return Int(entry & 0xFF) <= Self.lookupBits ? entry : 0
+        }
+        // The decoder only ever skips through AC tables.
+        pairSkip = isDC ? [0] : Self.pairSkipTable(topCode: topCode)
         canonical = maxCode + symbolOffset
         self.symbols = symbols + [UInt8](repeating: 0, count: 256 - symbols.count)
         symbolCount = symbols.count
@@ -104,25 +114,8 @@ struct JPEGHuffmanTable: Sendable {
         }
     }
 
-
-    /// The pair-skip table (see ``Tables/pairSkip``) of a valid table's code counts and symbols.
-    private static func pairSkipTable(counts: [UInt8], symbols: [UInt8]) -> [UInt32] {
-        // The code at the top of every `pairBits`-bit prefix: `symbol << 8 | length`, 0 if longer.
-        var topCode = [UInt16](repeating: 0, count: 1 << pairBits)
-        var code = 0, index = 0
-        for length in 1...16 {
-            for _ in 0..<Int(counts[length - 1]) {
-                if length <= pairBits {
-                    let first = code << (pairBits - length)
-                    for prefix in first..<(first + (1 << (pairBits - length))) {
-                        topCode[prefix] = UInt16(symbols[index]) << 8 | UInt16(length)
-                    }
-                }
-                code += 1
-                index += 1
-            }
-            code <<= 1
-        }
+    /// The pair-skip table (see ``Tables/pairSkip``) from the code at the top of every prefix.
+    private static func pairSkipTable(topCode: [UInt16]) -> [UInt32] {
         func bitsAndSteps(_ entry: UInt16) -> (bits: Int, steps: Int)? {
             guard entry != 0 else { return nil }
             let skip = skipEntry(symbol: UInt8(entry >> 8), codeLength: Int(entry & 0xFF))

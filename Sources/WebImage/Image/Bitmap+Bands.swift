@@ -1,7 +1,12 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 extension Bitmap {
+    /// Whether there is a second core to render a band on. Read once: `activeProcessorCount`
+    /// reads the scheduler's CPU set and cgroup files on every call, and decoders ask per image.
+    static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
+
     /// A bitmap assembled from `bandCount` bands of whole rows, top to bottom, rendered at the
     /// same time on as many threads. `render(band)` returns that band's rows, tightly packed RGBA;
     /// rows a band leaves out (none, when the bands cover the height) are zero.

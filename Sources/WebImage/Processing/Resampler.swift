@@ -1,5 +1,3 @@
-import Foundation
-
 /// High-quality resizing of straight-alpha RGBA8 bitmaps.
 ///
 /// A separable two-pass convolution whose kernel widens with the shrink factor (so shrinking
@@ -41,7 +39,7 @@ public enum Resampler {
         let horizontal = Contributions(source: bitmap.width, target: width, filter: filter)
         let vertical = Contributions(source: bitmap.height, target: height, filter: filter)
         let work = width * bitmap.height * horizontal.stride + width * height * vertical.stride
-        guard work >= twoThreadsFrom, height >= 2, ProcessInfo.processInfo.activeProcessorCount > 1 else {
+        guard work >= twoThreadsFrom, height >= 2, Bitmap.hasSecondCore else {
             return try Bitmap(width: width, height: height) { target in
                 resizeRows(bitmap, 0..<height, horizontal: horizontal, vertical: vertical,
                            into: target.bindMemory(to: UInt8.self).baseAddress!)

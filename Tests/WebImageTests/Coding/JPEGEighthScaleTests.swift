@@ -66,6 +66,22 @@ import WebImageTestSupport
         #expect(Self.samePixels(parallel.bitmap, serial.bitmap))
     }
 
+    /// A Huffman table with more codes of a length than that length holds is refused, not
+    /// filled past the end of the lookup tables.
+    @Test func refusesOverfullHuffmanTables() throws {
+        let overfull: [UInt8] = [3] + [UInt8](repeating: 0, count: 15)
+        #expect(JPEGHuffmanTable(counts: overfull, symbols: [0, 1, 2], isDC: true) == nil)
+        // The same inside a file: three 1-bit codes in its first table, the symbol count unchanged.
+        var data = try JPEGCoder.encode(try Self.noisyPhoto(width: 64, height: 48, seed: 5), quality: 85, sampling: .halfBoth)
+        let dht = try #require(data.indices.dropLast().first { data[$0] == 0xFF && data[$0 + 1] == 0xC4 })
+        let counts = (dht + 5)..<(dht + 21)
+        let donor = try #require(counts.dropFirst().first { data[$0] >= 3 })
+        data[donor] -= 3
+        data[counts.lowerBound] += 3
+        #expect(try data.withUnsafeBytes { try JPEGEighthScaleDecoder.decode($0) } == nil)
+        _ = try? JPEGCoder().decode(data, options: DecodeOptions(maxPixelSize: 8))
+    }
+
     @Test func leavesTruncatedAndCorruptDataToLibjpegTurbo() throws {
         let data = try JPEGCoder.encode(try Self.noisyPhoto(width: 160, height: 120, seed: 7), quality: 85, sampling: .halfBoth)
         for cut in stride(from: 2, to: data.count - 1, by: max(1, data.count / 97)) {
