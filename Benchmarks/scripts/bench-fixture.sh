@@ -18,6 +18,12 @@ while [[ $# -gt 0 ]]; do
 done
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# Pillow comes from Debian's python3-pil (scripts/install-deps.sh --bench), which belongs to the
+# system's python3; a python3 earlier on PATH (pyenv, a virtualenv) may lack it.
+if ! command python3 -c 'import PIL' 2>/dev/null && /usr/bin/python3 -c 'import PIL' 2>/dev/null; then
+    python3() { /usr/bin/python3 "$@"; }
+fi
 if [[ -z "${WEBIMAGE_BIN:-}" ]]; then
     (cd "$ROOT" && swift build -c release --product webimage --static-swift-stdlib --scratch-path .build-static >&2)
     WEBIMAGE_BIN="$ROOT/.build-static/release/webimage"
