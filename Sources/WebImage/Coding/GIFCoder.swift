@@ -170,7 +170,9 @@ private struct GIFComposer {
         frameBytes += snapshot.byteCount
         switch disposal {
         case 2:
-            for y in max(0, top)..<min(canvasHeight, top + height) {
+            // A frame may lie partly or wholly outside the screen: only its rows on the canvas clear.
+            let firstRow = max(0, top), endRow = min(canvasHeight, top + height)
+            for y in firstRow..<max(firstRow, endRow) {
                 let start = (y * canvasWidth + left) * 4
                 let end = (y * canvasWidth + min(canvasWidth, left + width)) * 4
                 if start < end { canvas.replaceSubrange(start..<end, with: repeatElement(0, count: end - start)) }

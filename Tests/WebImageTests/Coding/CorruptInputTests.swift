@@ -73,6 +73,24 @@ import WebImageTestSupport
         }
     }
 
+    /// A GIF frame that lies wholly outside the logical screen and is disposed to the background
+    /// (found by Fuzz/run.sh: the disposal's row range was inverted, which trapped).
+    @Test func gifFrameOutsideTheScreenDisposedToBackground() throws {
+        func frame(left: UInt8, top: UInt8) -> [UInt8] {
+            // Graphic control: dispose to background; a 1×1 frame; LZW of one pixel of index 0.
+            [0x21, 0xF9, 0x04, 0x08, 0, 0, 0, 0,
+             0x2C, left, 0, top, 0, 1, 0, 1, 0, 0,
+             0x02, 0x02, 0x44, 0x01, 0x00]
+        }
+        // A 4×4 screen with a two-colour global palette.
+        let screen: [UInt8] = Array("GIF89a".utf8) + [4, 0, 4, 0, 0x80, 0, 0] + [255, 0, 0, 0, 0, 255]
+        for (left, top) in [(0, 10), (10, 0), (10, 10), (0, 4), (4, 0)] as [(UInt8, UInt8)] {
+            let gif = Data(screen + frame(left: 0, top: 0) + frame(left: left, top: top) + [0x3B])
+            let image = try coders.decode(gif, options: DecodeOptions())
+            #expect(image.frames.count == 2 && image.width == 4 && image.height == 4, "frame at \(left),\(top)")
+        }
+    }
+
     @Test func hugeDeclaredSizesAreRefusedBeforeAllocation() throws {
         // JPEG: rewrite the SOF0 size of a small JPEG to 60000×60000 (3.6 gigapixels).
         var jpeg = try SampleImages.encoded(.jpeg, width: 16, height: 16)

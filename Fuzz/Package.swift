@@ -1,0 +1,16 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// A libFuzzer target over the decoders, in its own package (like Benchmarks/) so that users and
+// CI of the library never build it. Build and run it with Fuzz/run.sh.
+let package = Package(
+    name: "swift-webimage-fuzz",
+    dependencies: [.package(name: "swift-webimage", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "DecodeFuzzer",
+            dependencies: [.product(name: "WebImage", package: "swift-webimage")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
