@@ -6,8 +6,8 @@ import Foundation
 //
 // Each input is decoded three ways: in full (small pixel limit, so a hostile header cannot make
 // the run slow), as a thumbnail at the smallest DCT scale (which sends any sequential JPEG through
-// the 1/8-scale DC decoder), and straight through that decoder with its two-thread scan split
-// forced on, which inputs under the 192 KB threshold would otherwise never reach.
+// the 1/8-scale DC decoder, on one thread below its 192 KB two-thread threshold), and
+// straight through that decoder with its two-thread scan split forced on. Its EXIF is read too.
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<Int32>,
@@ -23,7 +23,6 @@ func fuzzOne(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     let coders = ImageCodersManager.shared
     _ = try? coders.decode(data, options: DecodeOptions(pixelLimit: limit))
     _ = try? coders.decode(data, options: DecodeOptions(maxPixelSize: 1, pixelLimit: limit))
-    _ = try? coders.decode(data, options: DecodeOptions(maxPixelSize: 1, pixelLimit: limit, parallelDecoding: false))
     // Called directly, the DC decoder has no pixel limit in front of it (JPEGCoder checks that
     // first): keep to what the limit would let through.
     _ = try? data.withUnsafeBytes { bytes in

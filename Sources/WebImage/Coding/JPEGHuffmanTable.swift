@@ -64,12 +64,12 @@ struct JPEGHuffmanTable: Sendable {
         var index = 0
         for (lengthIndex, count) in counts.enumerated() {
             let length = lengthIndex + 1
+            // The codes of this length must fit below the all-ones code: checked before any is
+            // placed, so a corrupt table never fills prefixes past the end of the lookup table.
+            guard code + Int32(count) < Int32(1) << length else { return nil }
             if count > 0 {
                 symbolOffset[length] = Int32(index) - code
                 for _ in 0..<count {
-                    // More codes than the length holds (a corrupt table): stop before filling
-                    // prefixes past the end of the lookup table.
-                    guard code < Int32(1) << length else { return nil }
                     if length <= Self.pairBits {
                         let first = Int(code) << (Self.pairBits - length)
                         for prefix in first..<(first + (1 << (Self.pairBits - length))) {
@@ -81,7 +81,6 @@ struct JPEGHuffmanTable: Sendable {
                 }
                 maxCode[length] = code - 1
             }
-            guard code < Int32(1) << length else { return nil }
             code <<= 1
         }
         // A `lookupBits` prefix has the same top code as its first `pairBits` extension, unless
