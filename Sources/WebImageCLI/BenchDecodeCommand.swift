@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WebImage
 
 /// `webimage bench-decode FILE`: decodes one file repeatedly in-process and reports throughput
@@ -40,9 +44,9 @@ struct BenchDecodeCommand: AsyncParsableCommand {
         // A full-size decode already knows the source size; only thumbnails need it looked up.
         let sourcePixels = Double(maxPixelSize == nil ? image.width * image.height
                                   : Self.sourcePixels(data) ?? image.width * image.height)
-        print(String(format: "{\"file\":\"%@\",\"width\":%d,\"height\":%d,\"msPerDecode\":%.3f,\"megapixelsPerSecond\":%.2f,\"peakGrowthKB\":%d}",
-                     (file as NSString).lastPathComponent, image.width, image.height, perDecode * 1000,
-                     sourcePixels / perDecode / 1e6, peakGrowth ?? -1))
+        print("{\"file\":\"\(URL(fileURLWithPath: file).lastPathComponent)\",\"width\":\(image.width),\"height\":\(image.height),"
+              + "\"msPerDecode\":\((perDecode * 1000).fixed(3)),\"megapixelsPerSecond\":\((sourcePixels / perDecode / 1e6).fixed(2)),"
+              + "\"peakGrowthKB\":\(peakGrowth ?? -1)}")
     }
 
     /// A `/proc/self/status` field in kB.

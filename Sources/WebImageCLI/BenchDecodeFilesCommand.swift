@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 import WebImage
 
@@ -46,8 +50,8 @@ struct BenchDecodeFilesCommand: AsyncParsableCommand {
             return try await group.reduce(0, +)
         }
         let seconds = (ContinuousClock.now - start).milliseconds / 1000
-        print(String(format: "{\"images\":%d,\"kept\":%d,\"parallel\":%d,\"seconds\":%.6f,\"imagesPerSecond\":%.2f}",
-                     decoded, kept.count, parallel, seconds, Double(decoded) / seconds))
+        print("{\"images\":\(decoded),\"kept\":\(kept.count),\"parallel\":\(parallel),\"seconds\":\(seconds.fixed(6)),"
+              + "\"imagesPerSecond\":\((Double(decoded) / seconds).fixed(2))}")
     }
 }
 

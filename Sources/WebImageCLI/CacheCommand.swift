@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WebImage
 
 /// `webimage cache stats|clean|clear`: look after a disk cache.
@@ -41,8 +45,7 @@ struct CacheCommand: AsyncParsableCommand {
             let directory = cache.configuration.directory.path
             if location.json {
                 let object: [String: Any] = ["count": count, "totalSize": size, "directory": directory]
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                print(String(decoding: data, as: UTF8.self))
+                print(JSONText.render(object))
             } else {
                 print("\(directory): \(count) entries, \(size) bytes")
             }
@@ -87,7 +90,7 @@ struct CacheCommand: AsyncParsableCommand {
                 let key = "entry-\(index % 8)"
                 let data = Self.payload(forKey: key, length: 200_000 + (index % 5) * 100_000)
                 try cache.storeSynchronously(data, metadata: ImageCacheMetadata(originalURL: key), forKey: key)
-                FileHandle.standardOutput.write(Data((key + "\n").utf8))
+                print(key)
                 index += 1
             }
         }

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WebImage
 
 /// `webimage decode FILE...`: decodes files and reports what they hold.
@@ -41,11 +45,11 @@ struct DecodeCommand: AsyncParsableCommand {
                 let elapsed = ContinuousClock.now - start
                 let canonical = image.bitmap.canonicalRGBA()
                 if let rgbaOut {
-                    let name = (file as NSString).lastPathComponent + ".rgba"
+                    let name = URL(fileURLWithPath: file).lastPathComponent + ".rgba"
                     try Data(canonical).write(to: URL(fileURLWithPath: rgbaOut).appendingPathComponent(name))
                     if allFrames {
                         for (index, frame) in image.frames.enumerated().dropFirst() {
-                            let frameName = (file as NSString).lastPathComponent + ".\(index).rgba"
+                            let frameName = URL(fileURLWithPath: file).lastPathComponent + ".\(index).rgba"
                             try Data(frame.bitmap.canonicalRGBA())
                                 .write(to: URL(fileURLWithPath: rgbaOut).appendingPathComponent(frameName))
                         }
@@ -118,7 +122,7 @@ struct DecodeReport: Encodable {
         if let frames, frames > 1 { line += ", \(frames) frames, loop \(loopCount ?? 0)" }
         if let orientation, orientation != 1 { line += ", orientation \(orientation)" }
         if hasAlpha == true { line += ", alpha" }
-        if let milliseconds { line += String(format: ", %.1f ms", milliseconds) }
+        if let milliseconds { line += ", \(milliseconds.fixed(1)) ms" }
         return line
     }
 }

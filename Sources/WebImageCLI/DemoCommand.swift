@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WebImage
 import WebImageTestSupport
 
@@ -140,7 +144,7 @@ struct DemoCommand: AsyncParsableCommand {
     private func report(_ step: String, count: Int, since start: ContinuousClock.Instant, extra: String) {
         let milliseconds = (ContinuousClock.now - start).milliseconds
         let rate = milliseconds > 0 ? Double(count) / milliseconds * 1000 : 0
-        let label = step.padding(toLength: 40, withPad: " ", startingAt: 0)
-        print(label + String(format: " %4d images %9.1f ms %9.0f images/s  ", count, milliseconds, rate) + extra)
+        print(step.padded(to: 40) + " " + String(count).leftPadded(to: 4) + " images " + milliseconds.fixed(1).leftPadded(to: 9)
+              + " ms " + rate.fixed(0).leftPadded(to: 9) + " images/s  " + extra)
     }
 }

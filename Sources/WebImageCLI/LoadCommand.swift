@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WebImage
 
 /// `webimage load URL...`: loads every URL through one manager and reports what happened to each.
@@ -86,8 +90,7 @@ struct LoadCommand: AsyncParsableCommand {
         if json {
             var object: [String: Any] = ["passes": summaries.map(\.json)]
             if !summaryOnly { object["results"] = records.map(\.json) }
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
+            print(JSONText.render(object))
         }
         if records.contains(where: { $0.error != nil }) { throw ExitCode(1) }
     }
@@ -189,12 +192,11 @@ struct LoadRecord {
     var line: String {
         if let result {
             let frames = result.frames == 1 ? "1 frame" : "\(result.frames) frames"
-            return "ok    " + result.cacheType.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
-                + "\(result.width)×\(result.height)".padding(toLength: 12, withPad: " ", startingAt: 0)
-                + frames.padding(toLength: 10, withPad: " ", startingAt: 0)
-                + String(format: "%8.1f KB %8.1f ms  ", Double(result.bytes) / 1024, milliseconds) + url.absoluteString
+            let kilobytes = (Double(result.bytes) / 1024).fixed(1).leftPadded(to: 8)
+            return "ok    " + result.cacheType.rawValue.padded(to: 7) + "\(result.width)×\(result.height)".padded(to: 12)
+                + frames.padded(to: 10) + kilobytes + " KB " + milliseconds.fixed(1).leftPadded(to: 8) + " ms  " + url.absoluteString
         }
-        return "FAIL  \(error?.code ?? "unknown") (\(error?.description ?? ""))" + String(format: " %8.1f ms  ", milliseconds) + url.absoluteString
+        return "FAIL  \(error?.code ?? "unknown") (\(error?.description ?? ""))" + " " + milliseconds.fixed(1).leftPadded(to: 8) + " ms  " + url.absoluteString
     }
 
     var json: [String: Any] {
@@ -230,8 +232,8 @@ struct PassSummary {
     func count(_ type: ImageCacheType) -> Int { records.filter { $0.result?.cacheType == type }.count }
 
     var line: String {
-        String(format: "pass %d: %d loaded (network %d, disk %d, memory %d), %d failed in %.3f s: %.1f images/s",
-               pass, loaded, count(.none), count(.disk), count(.memory), failed, seconds, imagesPerSecond)
+        "pass \(pass): \(loaded) loaded (network \(count(.none)), disk \(count(.disk)), memory \(count(.memory))), "
+            + "\(failed) failed in \(seconds.fixed(3)) s: \(imagesPerSecond.fixed(1)) images/s"
     }
 
     var json: [String: Any] {

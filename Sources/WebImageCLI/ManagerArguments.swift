@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WebImage
 
 /// The options `load` and `prefetch` share: where the cache is and how requests are made.
@@ -33,9 +37,9 @@ struct ManagerArguments: ParsableArguments {
         var result: [String: String] = [:]
         for header in headers {
             guard let colon = header.firstIndex(of: ":") else { throw ValidationError("--header needs 'Name: value', got '\(header)'") }
-            let name = header[..<colon].trimmingCharacters(in: .whitespaces)
+            let name = header[..<colon].trimmingSpacesAndTabs
             guard !name.isEmpty else { throw ValidationError("--header needs a name, got '\(header)'") }
-            result[name] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            result[name] = header[header.index(after: colon)...].trimmingSpacesAndTabs
         }
         return result
     }
@@ -45,7 +49,7 @@ struct ManagerArguments: ParsableArguments {
         var lines: [String] = []
         if let urlsFile {
             let text = try String(contentsOfFile: urlsFile, encoding: .utf8)
-            lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingSpacesAndTabs }
                 .filter { !$0.isEmpty && !$0.hasPrefix("#") }
         }
         return try (lines + arguments).map { text in

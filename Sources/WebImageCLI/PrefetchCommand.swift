@@ -1,5 +1,16 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import WebImage
 
 /// `webimage prefetch --urls-file FILE`: warms the cache with a progress bar and a summary.
@@ -33,13 +44,13 @@ struct PrefetchCommand: AsyncParsableCommand {
         var lastTenth = -1
         for await progress in token.progress where !noProgress {
             if interactive {
-                FileHandle.standardError.write(Data(("\r" + bar.render(progress) + "\u{1B}[K").utf8))
+                writeToStandardError("\r" + bar.render(progress) + "\u{1B}[K")
             } else if Int(progress.fraction * 10) > lastTenth {
                 lastTenth = Int(progress.fraction * 10)
-                FileHandle.standardError.write(Data((bar.render(progress) + "\n").utf8))
+                writeToStandardError(bar.render(progress) + "\n")
             }
         }
-        if interactive, !noProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+        if interactive, !noProgress { writeToStandardError("\n") }
         let summary = await token.summary
         await manager.waitForPendingStores()
         let seconds = summary.duration.milliseconds / 1000
@@ -50,11 +61,10 @@ struct PrefetchCommand: AsyncParsableCommand {
                 "cacheHits": summary.cacheHits, "downloadedBytes": progress.downloadedBytes,
                 "seconds": (seconds * 1e6).rounded() / 1e6, "cancelled": summary.wasCancelled,
             ]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            print(JSONText.render(object))
         } else {
             print("prefetched \(progress.finished) of \(progress.total) (\(summary.cacheHits) already cached, \(progress.failed) failed), "
-                  + ProgressBar.bytes(progress.downloadedBytes) + String(format: " downloaded in %.2f s", seconds))
+                  + ProgressBar.bytes(progress.downloadedBytes) + " downloaded in \(seconds.fixed(2)) s")
         }
         if progress.failed > 0 { throw ExitCode(1) }
     }

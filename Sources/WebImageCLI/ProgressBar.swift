@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WebImage
 
 /// Draws a prefetch's progress on one terminal line: items, bytes, rate and time left.
@@ -18,20 +22,20 @@ struct ProgressBar {
         let eta = rate > 0 ? Self.duration(Double(remaining) / rate) : "--"
         var line = "[\(bar)] \(progress.completed)/\(progress.total)"
         if progress.failed > 0 { line += " (\(progress.failed) failed)" }
-        line += "  " + Self.bytes(progress.downloadedBytes) + String(format: "  %.1f img/s", rate) + "  ETA " + eta
+        line += "  " + Self.bytes(progress.downloadedBytes) + "  \(rate.fixed(1)) img/s" + "  ETA " + eta
         return line
     }
 
     static func bytes(_ count: Int64) -> String {
         let value = Double(count)
-        if value >= 1_073_741_824 { return String(format: "%.2f GB", value / 1_073_741_824) }
-        if value >= 1_048_576 { return String(format: "%.1f MB", value / 1_048_576) }
-        if value >= 1024 { return String(format: "%.1f KB", value / 1024) }
+        if value >= 1_073_741_824 { return (value / 1_073_741_824).fixed(2) + " GB" }
+        if value >= 1_048_576 { return (value / 1_048_576).fixed(1) + " MB" }
+        if value >= 1024 { return (value / 1024).fixed(1) + " KB" }
         return "\(count) B"
     }
 
     static func duration(_ seconds: Double) -> String {
         let whole = Int(seconds.rounded(.up))
-        return whole >= 60 ? "\(whole / 60)m\(String(format: "%02d", whole % 60))s" : "\(whole)s"
+        return whole >= 60 ? "\(whole / 60)m\(String(whole % 60).leftPadded(to: 2, with: "0"))s" : "\(whole)s"
     }
 }

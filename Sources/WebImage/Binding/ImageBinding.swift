@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Binds loads to the targets that show them, SDWebImage's `sd_setImage` done once for every
 /// kind of target: one running load per target and operation key (a new load cancels the old

@@ -28,4 +28,8 @@ extension ImageTarget {
     }
 }
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif

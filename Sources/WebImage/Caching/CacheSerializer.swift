@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Turns what a load produced into the bytes the disk cache stores.
 public protocol CacheSerializer: Sendable {

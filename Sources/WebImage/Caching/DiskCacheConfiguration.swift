@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Limits and places of a ``DiskCache``.
 public struct DiskCacheConfiguration: Sendable {

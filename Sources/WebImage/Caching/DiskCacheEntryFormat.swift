@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How one disk-cache file is laid out: the image bytes first (so the file still opens as an
 /// image in most viewers), then the metadata (four length-prefixed UTF-8 strings and the stored

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a cached image was found.
 public enum ImageCacheType: String, Sendable, Hashable, Codable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Animated PNG: libspng decodes still PNGs only, so each frame's data (`IDAT` or `fdAT`) is
 /// repackaged as a standalone PNG, decoded with libspng, and composited on the canvas with the

@@ -1,5 +1,9 @@
 import CGIF
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Feeds giflib from memory. giflib pulls bytes through a C callback that gets the file handle;
 /// the handle's `UserData` points at this reader for the length of one decode.

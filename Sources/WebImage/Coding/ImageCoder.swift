@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a decoder should decode.
 public struct DecodeOptions: Sendable, Hashable {

@@ -1,5 +1,9 @@
 import CJPEG
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// JPEG decoding and encoding with libjpeg-turbo's TurboJPEG API.
 ///

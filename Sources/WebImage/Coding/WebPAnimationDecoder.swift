@@ -1,5 +1,9 @@
 import CWebP
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Animated WebP through libwebp's `WebPAnimDecoder`, which composites each frame on the canvas.
 enum WebPAnimationDecoder {

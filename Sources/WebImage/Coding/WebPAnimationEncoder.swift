@@ -1,5 +1,9 @@
 import CWebP
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Animated WebP through libwebp's `WebPAnimEncoder`.
 enum WebPAnimationEncoder {

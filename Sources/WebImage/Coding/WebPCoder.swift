@@ -1,5 +1,9 @@
 import CWebP
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// WebP decoding and encoding with libwebp: lossy, lossless, alpha and animation.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An image file format, as recognized from the first bytes of the data.
 public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable {
@@ -33,7 +37,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable {
     /// The format whose MIME type or file extension is `name` (case-insensitive), if any.
     public init?(mimeTypeOrExtension name: String) {
         let lower = name.lowercased().split(separator: ";").first.map(String.init) ?? ""
-        let trimmed = lower.trimmingCharacters(in: .whitespaces)
+        let trimmed = lower.trimmingSpacesAndTabs
         let found = ImageFormat.allCases.first {
             $0.mimeType == trimmed || $0.fileExtension == trimmed
         } ?? (trimmed == "jpeg" || trimmed == "image/jpg" ? .jpeg : nil)

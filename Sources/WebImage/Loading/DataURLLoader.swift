@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Loads `data:` URLs (RFC 2397), base64 or percent-encoded, without any I/O.
 public struct DataURLLoader: ImageLoader {
@@ -37,7 +41,7 @@ public struct DataURLLoader: ImageLoader {
         var parameters = meta.split(separator: ";").map { String($0) }
         let isBase64 = parameters.last?.lowercased() == "base64"
         if isBase64 { parameters.removeLast() }
-        let mimeType = parameters.first.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding } ?? "text/plain;charset=US-ASCII"
+        let mimeType = parameters.first.flatMap { $0.isEmpty ? nil : (try? Self.percentDecodedBytes($0)).map { String(decoding: $0, as: UTF8.self) } } ?? "text/plain;charset=US-ASCII"
         // Percent-decoding works on bytes, not on a String, to keep binary payloads intact.
         let raw = try Self.percentDecodedBytes(payload)
         let data: Data

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Something an ``ImageDownloader`` did, for observers of ``ImageDownloader/events()``.
 public enum DownloaderEvent: Sendable, Hashable {

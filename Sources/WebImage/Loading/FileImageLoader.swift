@@ -1,4 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOPosix
 import Synchronization
 
@@ -42,11 +53,13 @@ public struct FileImageLoader: ImageLoader {
 
     private static func read(_ url: URL, maxBodySize: Int64, chunkSize: Int, partial: Bool, stop: StopFlag,
                              continuation: AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation) throws {
-        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-        let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw WebImageError.fileSystem("cannot open \(url.path): \(Self.errnoText())") }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw WebImageError.fileSystem("cannot stat \(url.path): \(Self.errnoText())") }
+        let size = Int64(info.st_size)
         if size > maxBodySize { throw WebImageError.tooLarge("file of \(size) bytes exceeds \(maxBodySize)") }
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
         var headers = ["content-length": String(size)]
         if let type = Self.mimeType(forExtension: url.pathExtension) { headers["content-type"] = type }
         let response = ImageLoadResponse(url: url, statusCode: nil, headers: headers, expectedContentLength: size)
@@ -56,8 +69,9 @@ public struct FileImageLoader: ImageLoader {
         var partialData = PartialDataThrottle()
         while true {
             if stop.isSet { throw WebImageError.cancelled }
-            guard let chunk = try handle.read(upToCount: chunkSize), !chunk.isEmpty else { break }
-            data.append(chunk)
+            let chunk = try readChunk(descriptor, count: chunkSize, path: url.path)
+            if chunk.isEmpty { break }
+            data.append(contentsOf: chunk)
             if Int64(data.count) > maxBodySize { throw WebImageError.tooLarge("file exceeds \(maxBodySize) bytes") }
             continuation.yield(.progress(received: Int64(data.count), expected: size))
             if partial, partialData.shouldDeliver(count: data.count) { continuation.yield(.partialData(data)) }
@@ -69,8 +83,23 @@ public struct FileImageLoader: ImageLoader {
     private static func map(_ error: any Error) -> WebImageError {
         if let error = error as? WebImageError { return error }
         if error is CancellationError { return .cancelled }
-        return .fileSystem(error.localizedDescription)
+        return .fileSystem(String(describing: error))
     }
+
+    /// Up to `count` bytes from `descriptor`; empty at the end of the file.
+    private static func readChunk(_ descriptor: Int32, count: Int, path: String) throws -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: count)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { readFile(descriptor, $0.baseAddress, count) }
+            if got >= 0 {
+                chunk.removeLast(count - got)
+                return chunk
+            }
+            if errno != EINTR { throw WebImageError.fileSystem("cannot read \(path): \(errnoText())") }
+        }
+    }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)) }
 
     /// The content type for common image file extensions.
     static func mimeType(forExtension ext: String) -> String? {
@@ -91,4 +120,9 @@ final class StopFlag: Sendable {
     func set() { flag.store(true, ordering: .relaxed) }
     /// Whether the flag was raised.
     var isSet: Bool { flag.load(ordering: .relaxed) }
+}
+
+/// The system's `read` (inside ``FileImageLoader`` the name means its own `read(_:maxBodySize:…)`).
+private func readFile(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
 }

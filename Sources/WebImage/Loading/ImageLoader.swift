@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How urgently a load should run. Higher priorities jump queues.
 public enum LoadPriority: Int, Sendable, Hashable, Comparable, CaseIterable {

@@ -1,5 +1,9 @@
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Maps a URL to the key it is cached under; `nil` means "do not cache this load".
 public typealias CacheKeyFilter = @Sendable (URL) -> String?

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One load from start to end: failed list → cache query → download gate → shared stages
 /// (fetch, decode, transforms) → store → result.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How an ``ImageManager`` behaves for every load (a load's ``ImageLoadContext`` can override parts).
 public struct ImageManagerConfiguration: Sendable {

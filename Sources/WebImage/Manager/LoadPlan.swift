@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Everything one load decides before doing any work: which parts it uses, its cache keys, how it
 /// decodes, which transforms it runs.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How far a prefetch has come.
 public struct PrefetchProgress: Sendable, Hashable {

@@ -1,5 +1,9 @@
 import CZlib
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// CRC-32 (ISO 3309, as PNG uses it): PNG chunks and disk-cache entry checks. zlib's
 /// implementation, which is several times faster than a byte-at-a-time table in Swift.
