@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 import WebImage
 
@@ -21,18 +25,21 @@ struct BenchDownloadCommand: AsyncParsableCommand {
     @Flag(help: "Bypass ImageDownloader: N workers call HTTPImageLoader.shared directly (a baseline for the downloader's own cost).")
     var loaderOnly = false
 
+    @Flag(help: "Take each download's result from its token's event stream (one task awaiting them in turn) instead of a completion handler.")
+    var streams = false
+
     func run() async throws {
         let text = try String(contentsOfFile: urlsFile, encoding: .utf8)
         let urls = text.split(whereSeparator: \.isNewline).compactMap { URL(string: String($0)) }
         let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maxConcurrentDownloads: concurrency))
         let start = ContinuousClock.now
-        let (bytes, failures) = loaderOnly
-            ? await Self.loaderOnly(urls, workers: concurrency)
-            : await Self.throughDownloader(urls, downloader: downloader)
+        let (bytes, failures) = loaderOnly ? await Self.loaderOnly(urls, workers: concurrency)
+            : streams ? await Self.throughStreams(urls, downloader: downloader)
+            : await Self.throughHandlers(urls, downloader: downloader)
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("downloaded \(urls.count - failures)/\(urls.count) files, \(bytes) bytes, failures \(failures), "
-              + String(format: "%.3f s", seconds) + (loaderOnly ? " (loader only)" : ""))
+        let mode = loaderOnly ? " (loader only)" : streams ? " (event streams)" : ""
+        print("downloaded \(urls.count - failures)/\(urls.count) files, \(bytes) bytes, failures \(failures), \(seconds.fixed(3)) s\(mode)")
         if failures > 0 { throw ExitCode(1) }
     }
 
@@ -59,23 +66,47 @@ struct BenchDownloadCommand: AsyncParsableCommand {
         }
     }
 
-    private static func throughDownloader(_ urls: [URL], downloader: ImageDownloader) async -> (Int, Int) {
-        // Like curl with its progress meter off: these callers want the bytes only.
-        let tokens = urls.map { downloader.download(ImageLoadRequest(url: $0), options: DownloadOptions(reportsProgress: false)) }
-        return await withTaskGroup(of: (Int, Int).self) { group in
-            for token in tokens {
-                group.addTask {
-                    do {
-                        for try await event in token.events {
-                            if case .completed(let data, _) = event { return (data.count, 0) }
-                        }
-                        return (0, 1)
-                    } catch {
-                        return (0, 1)
+    /// The way curl takes them: each body handed over where it arrives, as it completes.
+    private static func throughHandlers(_ urls: [URL], downloader: ImageDownloader) async -> (Int, Int) {
+        let tally = Tally(remaining: urls.count)
+        guard !urls.isEmpty else { return (0, 0) }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            for url in urls {
+                downloader.download(ImageLoadRequest(url: url)) { result in
+                    if case .success(.data(let data, _)) = result {
+                        tally.bytes.add(data.count, ordering: .relaxed)
+                    } else {
+                        tally.failures.add(1, ordering: .relaxed)
                     }
+                    if tally.remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.resume() }
                 }
             }
-            return await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
         }
+        return (tally.bytes.load(ordering: .relaxed), tally.failures.load(ordering: .relaxed))
     }
+
+    private static func throughStreams(_ urls: [URL], downloader: ImageDownloader) async -> (Int, Int) {
+        // Like curl with its progress meter off: these callers want the bytes only.
+        let tokens = urls.map { downloader.download(ImageLoadRequest(url: $0), options: DownloadOptions(reportsProgress: false)) }
+        var (bytes, failures) = (0, 0)
+        for token in tokens {
+            var ok = false
+            do {
+                for try await event in token.events {
+                    if case .completed(let data, _) = event { bytes += data.count; ok = true }
+                }
+            } catch {}
+            if !ok { failures += 1 }
+        }
+        return (bytes, failures)
+    }
+}
+
+/// Counts of the handler-based run, updated from the event loops.
+private final class Tally: Sendable {
+    let bytes = Atomic(0)
+    let failures = Atomic(0)
+    let remaining: Atomic<Int>
+
+    init(remaining: Int) { self.remaining = Atomic(remaining) }
 }

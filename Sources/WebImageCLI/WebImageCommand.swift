@@ -1,4 +1,5 @@
 import ArgumentParser
+import WebImage
 
 /// `webimage`: the command-line face of swift-webimage.
 ///
@@ -23,4 +24,16 @@ struct WebImageCommand: AsyncParsableCommand {
             BenchDownloadCommand.self,
         ]
     )
+
+    /// The commands that download.
+    private static let networkCommands: Set<String> = ["demo", "load", "prefetch", "bench-download"]
+
+    static func main() async {
+        // Starting the event loops takes about as long as parsing the arguments does: for a
+        // command that will download, do both at once, on the two threads there are anyway.
+        if let command = CommandLine.arguments.dropFirst().first, networkCommands.contains(command) {
+            Task.detached { _ = HTTPImageLoader.shared }
+        }
+        await main(nil)
+    }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// A minimal in-memory cookie store, one per downloader.
@@ -13,15 +17,15 @@ final class CookieJar: Sendable {
     /// Stores the `Set-Cookie` headers of a response from `url`.
     func store(_ headers: [(String, String)], from url: URL) {
         // Most image responses set no cookie: skip parsing the origin for them.
-        guard headers.contains(where: { $0.0.count == 10 && $0.0.lowercased() == "set-cookie" }) else { return }
+        guard headers.contains(where: { $0.0.utf8.count == 10 && $0.0.lowercased() == "set-cookie" }) else { return }
         let origin = HTTPOrigin(url)
         var updates: [(String, String?)] = []
         for (name, value) in headers where name.lowercased() == "set-cookie" {
-            let parts = value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = value.split(separator: ";").map { $0.trimmingSpacesAndTabs }
             guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }
-            let cookieName = String(pair[..<equals]).trimmingCharacters(in: .whitespaces)
+            let cookieName = String(pair[..<equals]).trimmingSpacesAndTabs
             guard !cookieName.isEmpty else { continue }
-            let deleted = parts.dropFirst().contains { $0.lowercased().replacingOccurrences(of: " ", with: "") == "max-age=0" }
+            let deleted = parts.dropFirst().contains { $0.lowercased().filter { $0 != " " } == "max-age=0" }
             updates.append((cookieName, deleted ? nil : String(pair[pair.index(after: equals)...])))
         }
         guard !updates.isEmpty else { return }
@@ -30,9 +34,12 @@ final class CookieJar: Sendable {
         }
     }
 
+    /// Whether no cookie is stored (then requests need no `Cookie` header).
+    var isEmpty: Bool { cookies.withLock { $0.isEmpty } }
+
     /// The `Cookie` header for a request to `url`, if any cookie matches its origin.
     func header(for url: URL) -> String? {
-        guard !cookies.withLock(\.isEmpty) else { return nil }
+        guard !isEmpty else { return nil }
         let stored = cookies.withLock { $0[HTTPOrigin(url)] } ?? [:]
         guard !stored.isEmpty else { return nil }
         return stored.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")

@@ -1,19 +1,22 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import Synchronization
 
 /// The coordination state of an ``ImageDownloader``: coalescing, the queue, slots, callers.
 ///
 /// Everything lives in one `Mutex`-protected ``State``. Rules that keep it deadlock-free:
-/// events are yielded to callers under the lock (so a caller joining late never sees them out of
-/// order), but streams are *finished*, tasks started or cancelled and user closures called only
-/// after the lock is released, because finishing a stream runs its `onTermination`, which
+/// events are yielded to callers' streams under the lock (so a caller joining late never sees
+/// them out of order), but streams are *finished*, tasks started or cancelled and user closures
+/// (response modifiers, a handler caller's progress and completion) called only after the lock
+/// is released, because finishing a stream runs its `onTermination`, which
 /// re-enters here, and starting a task can wake a thread with a system call.
 final class DownloadCoordinator: Sendable {
-    typealias Continuation = AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation
-
     struct Caller {
-        var continuation: Continuation
+        var sink: DownloadCallerSink
         var priority: LoadPriority
         var responseModifier: DownloadResponseModifier?
         /// Whether `.response` and `.progress` events go to this caller.
@@ -30,6 +33,15 @@ final class DownloadCoordinator: Sendable {
 
     enum Phase { case queued, running }
 
+    /// Set (under the coordinator's lock) once a caller that reports progress joins a download;
+    /// until then the download's progress events are dropped where they arise, without taking
+    /// the lock for each chunk. A progress event that raced a joiner counts as before the join.
+    final class ProgressGate: Sendable {
+        private let wanted = Atomic(false)
+        var isOpen: Bool { wanted.load(ordering: .acquiring) }
+        func open() { wanted.store(true, ordering: .releasing) }
+    }
+
     struct Download {
         let id: Int
         let key: DownloadKey
@@ -37,8 +49,10 @@ final class DownloadCoordinator: Sendable {
         let usesSlot: Bool
         var phase: Phase = .queued
         var callers: [Int: Caller] = [:]
-        /// The network task, once started (see ``DownloadTaskSlot``).
+        /// How to stop the download once it runs (see ``DownloadTaskSlot``).
         let task = DownloadTaskSlot()
+        /// Whether any caller has asked for progress.
+        let progressWanted = ProgressGate()
         var lastResponse: ImageLoadResponse?
         var lastProgress: (received: Int64, expected: Int64?)?
         var startedAt: ContinuousClock.Instant?
@@ -65,6 +79,8 @@ final class DownloadCoordinator: Sendable {
     // Observers of `events()`, by subscription number.
     private let subscribers = Mutex([Int: AsyncStream<DownloaderEvent>.Continuation]())
     private let subscriberIDs = Atomic<Int>(0)
+    // How many observers there are: most downloaders have none, and then an event is not even built.
+    private let subscriberCount = Atomic<Int>(0)
 
     let configuration: ImageDownloaderConfiguration
     let http: HTTPImageLoader
@@ -96,10 +112,36 @@ final class DownloadCoordinator: Sendable {
     // MARK: Callers
 
     func download(_ original: ImageLoadRequest, options: DownloadOptions) -> DownloadToken {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
+        let callerID = callerIDs.add(1, ordering: .relaxed).newValue
+        continuation.onTermination = { [self] termination in
+            if case .cancelled = termination { detach(callerID: callerID, error: .cancelled) }
+        }
+        let url = enqueue(original, options: options, callerID: callerID, sink: .stream(continuation),
+                          reportsProgress: options.reportsProgress)
+        return DownloadToken(events: stream, url: url, coordinator: self, callerID: callerID)
+    }
+
+    func download(_ original: ImageLoadRequest, options: DownloadOptions,
+                  progress: (@Sendable (Int64, Int64?) -> Void)?,
+                  completion: @escaping @Sendable (Result<DownloadOutcome, WebImageError>) -> Void) -> DownloadToken {
+        let callerID = callerIDs.add(1, ordering: .relaxed).newValue
+        let url = enqueue(original, options: options, callerID: callerID,
+                          sink: .handlers(progress: progress, completion: completion), reportsProgress: progress != nil)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
+        continuation.finish()
+        return DownloadToken(events: stream, url: url, coordinator: self, callerID: callerID)
+    }
+
+    /// Starts or joins the download of `original` for the caller `callerID`, whose events go to
+    /// `sink`; returns the URL after the request modifiers. A request refused before it starts
+    /// finishes the sink at once.
+    private func enqueue(_ original: ImageLoadRequest, options: DownloadOptions, callerID: Int,
+                         sink: DownloadCallerSink, reportsProgress: Bool) -> URL {
         var request = original
         for modifier in [configuration.requestModifier, options.requestModifier].compactMap({ $0 }) {
             guard let modified = modifier(request) else {
-                return failedToken(request.url, .rejected("request modifier vetoed \(request.url.absoluteString)"))
+                return refuse(request.url, .rejected("request modifier vetoed \(request.url.absoluteString)"), sink: sink)
             }
             request = modified
         }
@@ -108,29 +150,28 @@ final class DownloadCoordinator: Sendable {
         switch request.url.scheme?.lowercased() {
         case "http", "https": usesSlot = true
         case "file", "data": usesSlot = false
-        default: return failedToken(request.url, .invalidURL(request.url.absoluteString))
+        default: return refuse(request.url, .invalidURL(request.url.absoluteString), sink: sink)
         }
 
         let key = DownloadKey(request)
-        let callerID = callerIDs.add(1, ordering: .relaxed).newValue
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
-        continuation.onTermination = { [self] termination in
-            if case .cancelled = termination { detach(callerID: callerID, error: .cancelled) }
-        }
-        let caller = Caller(continuation: continuation, priority: request.priority,
-                            responseModifier: options.responseModifier, reportsProgress: options.reportsProgress)
+        let caller = Caller(sink: sink, priority: request.priority,
+                            responseModifier: options.responseModifier, reportsProgress: reportsProgress)
         var effects: Effects = []
         let joined = state.withLock { state -> Bool in
-            if let id = state.byKey[key], state.downloads[id] != nil {
+            if let id = state.byKey[key], let download = state.downloads[id] {
+                if caller.reportsProgress { download.progressWanted.open() }
                 state.downloads[id]?.callers[callerID] = caller
                 state.downloadOfCaller[callerID] = id
                 refreshPriority(of: id, in: &state)
                 // A late joiner first gets what the others already saw, then every later event.
-                if caller.reportsProgress, let response = state.downloads[id]?.lastResponse {
-                    continuation.yield(.response(response))
+                // (Not a handler caller: its closure would run under the lock, and racing the
+                // download's next event could make its progress go back.)
+                guard case .stream = sink, caller.reportsProgress else { return true }
+                if let response = state.downloads[id]?.lastResponse {
+                    sink.yield(.response(response))
                 }
-                if caller.reportsProgress, let progress = state.downloads[id]?.lastProgress {
-                    continuation.yield(.progress(received: progress.received, expected: progress.expected))
+                if let progress = state.downloads[id]?.lastProgress {
+                    sink.yield(.progress(received: progress.received, expected: progress.expected))
                 }
                 return true
             }
@@ -138,6 +179,7 @@ final class DownloadCoordinator: Sendable {
             state.nextDownloadID += 1
             var download = Download(id: id, key: key, request: request, usesSlot: usesSlot)
             download.callers[callerID] = caller
+            if caller.reportsProgress { download.progressWanted.open() }
             state.downloads[id] = download
             state.byKey[key] = id
             state.downloadOfCaller[callerID] = id
@@ -155,15 +197,15 @@ final class DownloadCoordinator: Sendable {
             metrics.coalescedJoins.increment()
             logger.trace("joined running download", metadata: ["url": "\(request.url)"])
         }
-        return DownloadToken(events: stream, url: request.url, coordinator: self, callerID: callerID)
+        return request.url
     }
 
-    private func failedToken(_ url: URL, _ error: WebImageError) -> DownloadToken {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
-        continuation.finish(throwing: error)
+    /// Fails a caller whose request never started.
+    private func refuse(_ url: URL, _ error: WebImageError, sink: DownloadCallerSink) -> URL {
+        sink.finish(error)
         metrics.failure(error)
         emit(.failed(url, error))
-        return DownloadToken(events: stream, url: url, coordinator: nil, callerID: 0)
+        return url
     }
 
     /// Removes one caller; the download is cancelled when it was the last.
@@ -180,7 +222,7 @@ final class DownloadCoordinator: Sendable {
             }
             return caller
         }
-        caller?.continuation.finish(throwing: error)
+        caller?.sink.finish(error)
         for effect in effects { effect() }
     }
 
@@ -226,7 +268,7 @@ final class DownloadCoordinator: Sendable {
             }
             return callers
         }
-        for caller in callers { caller.continuation.finish(throwing: WebImageError.cancelled) }
+        for caller in callers { caller.sink.finish(.cancelled) }
         for effect in effects { effect() }
     }
 
@@ -241,15 +283,15 @@ final class DownloadCoordinator: Sendable {
         }
     }
 
-    /// Marks a download running; one of `effects` starts its task once the lock is released.
-    /// Creating a task enqueues it, which may wake a thread with a system call: under the lock,
-    /// that made every other download's event wait (and spin) for it.
+    /// Marks a download running; one of `effects` starts it once the lock is released.
+    /// Starting may wake a thread with a system call: under the lock, that made every other
+    /// download's event wait (and spin) for it.
     private func start(_ id: Int, in state: inout State, effects: inout Effects) {
         guard let download = state.downloads[id] else { return }
         state.downloads[id]?.phase = .running
         state.downloads[id]?.startedAt = .now
-        let request = download.request, slot = download.task
-        effects.append { [self] in slot.start { await self.run(id, request) } }
+        let request = download.request, slot = download.task, progress = download.progressWanted
+        effects.append { [self] in run(id, request, in: slot, progress: progress) }
     }
 
     /// Forgets a download; cancels its task. Call with the lock held; `effects` run after unlocking.
@@ -273,33 +315,50 @@ final class DownloadCoordinator: Sendable {
 
     // MARK: Network task
 
-    private func run(_ id: Int, _ request: ImageLoadRequest) async {
+    private func run(_ id: Int, _ request: ImageLoadRequest, in slot: DownloadTaskSlot, progress: ProgressGate) {
         let url = request.url
         metrics.requests.increment()
         emit(.started(url))
         logger.debug("download started", metadata: ["url": "\(url)"])
-        do {
-            switch request.url.scheme?.lowercased() {
-            case "file", "data":
-                let stream = request.url.isFileURL ? file.load(request) : dataURLs.load(request)
-                for try await event in stream { try handle(event, of: id) }
-            default:
-                // In-task with a sink rather than through the loader's stream: one hop less per chunk.
-                try await http.perform(request, hooks: httpHooks) { [self] event in try handle(event, of: id) }
+        switch url.scheme?.lowercased() {
+        case "file", "data":
+            slot.start { [self] in
+                do {
+                    let stream = url.isFileURL ? file.load(request) : dataURLs.load(request)
+                    for try await event in stream { try handle(event, of: id, progress: progress) }
+                    ended(id, .failure(Task.isCancelled ? .cancelled : .connectionFailed("load ended without a result")))
+                } catch {
+                    ended(id, .failure(.fromLoading(error)))
+                }
             }
-            // A no-op when an event above already completed the download.
-            complete(id, .failure(Task.isCancelled ? .cancelled : .connectionFailed("load ended without a result")), bytes: 0)
-        } catch {
-            complete(id, .failure(WebImageError.fromLoading(error)), bytes: 0)
+        default:
+            // Events go from the connection's event loop straight to the callers: no task, no stream.
+            let transfer = http.makeTransfer(request, hooks: httpHooks) { [self] event in
+                try handle(event, of: id, progress: progress)
+            }
+            slot.attach { transfer.cancel() }
+            transfer.start { [self] result in ended(id, result) }
+        }
+    }
+
+    /// The loader is done: a success already completed the download with its final event.
+    private func ended(_ id: Int, _ result: Result<Void, WebImageError>) {
+        switch result {
+        case .success:
+            // A no-op when the final event completed the download, as it does.
+            complete(id, .failure(.connectionFailed("load ended without a result")), bytes: 0)
+        case .failure(let error):
+            complete(id, .failure(error), bytes: 0)
         }
     }
 
     /// Passes one loader event on to the download's callers; the final event completes it.
-    private func handle(_ event: ImageLoadEvent, of id: Int) throws {
+    private func handle(_ event: ImageLoadEvent, of id: Int, progress: ProgressGate) throws {
         switch event {
         case .response(let response):
             try accept(response, id)
         case .progress(let received, let expected):
+            guard progress.isOpen else { return }
             deliver(event, to: id) { $0.lastProgress = (received, expected) }
         case .partialData:
             deliver(event, to: id) { _ in }
@@ -320,7 +379,8 @@ final class DownloadCoordinator: Sendable {
         let modifiers = state.withLock { state -> [(Int, DownloadResponseModifier)] in
             guard var download = state.downloads.removeValue(forKey: id) else { return [] }
             let modifiers = download.callers.compactMap { entry in entry.value.responseModifier.map { (entry.key, $0) } }
-            if modifiers.isEmpty { Self.deliver(.response(response), in: &download) { $0.lastResponse = response } }
+            // Handlers take no `.response` event: nothing is left to call after the lock.
+            if modifiers.isEmpty { _ = Self.deliver(.response(response), in: &download) { $0.lastResponse = response } }
             state.downloads[id] = download
             return modifiers
         }
@@ -334,20 +394,27 @@ final class DownloadCoordinator: Sendable {
     }
 
     private func deliver(_ event: ImageLoadEvent, to id: Int, update: (inout Download) -> Void) {
-        state.withLock { state in
+        let handlers = state.withLock { state -> [DownloadCallerSink] in
             // Taken out and put back so the update mutates in place (no copy of the callers).
-            guard var download = state.downloads.removeValue(forKey: id) else { return }
-            Self.deliver(event, in: &download, update: update)
+            guard var download = state.downloads.removeValue(forKey: id) else { return [] }
+            let handlers = Self.deliver(event, in: &download, update: update)
             state.downloads[id] = download
+            return handlers
         }
+        for handler in handlers { handler.yield(event) }
     }
 
-    /// Updates `download` and yields `event` to its callers that want it. Call with the lock held.
-    private static func deliver(_ event: ImageLoadEvent, in download: inout Download, update: (inout Download) -> Void) {
+    /// Updates `download` and yields `event` to its stream callers that want it; returns its
+    /// handler callers that want it, whose closures must run after the lock is released. Call
+    /// with the lock held.
+    private static func deliver(_ event: ImageLoadEvent, in download: inout Download,
+                                update: (inout Download) -> Void) -> [DownloadCallerSink] {
         update(&download)
+        var handlers: [DownloadCallerSink] = []
         for caller in download.callers.values where caller.wants(event) {
-            caller.continuation.yield(event)
+            if case .stream = caller.sink { caller.sink.yield(event) } else { handlers.append(caller.sink) }
         }
+        return handlers
     }
 
     private func complete(_ id: Int, _ result: Result<ImageLoadEvent, WebImageError>, bytes: Int) {
@@ -364,10 +431,10 @@ final class DownloadCoordinator: Sendable {
         for caller in download.callers.values {
             switch result {
             case .success(let event):
-                caller.continuation.yield(event)
-                caller.continuation.finish()
+                caller.sink.yield(event)
+                caller.sink.finish(nil)
             case .failure(let error):
-                caller.continuation.finish(throwing: error)
+                caller.sink.finish(error)
             }
         }
         let url = download.request.url
@@ -393,10 +460,12 @@ final class DownloadCoordinator: Sendable {
             storeCookies = nil
         }
         return HTTPLoadHooks(
-            defaultHeaders: configuration.headers,
+            defaultHeaders: DefaultRequestHeaders(configuration.headers),
             maxBodySize: configuration.maxBodySize,
             maxRedirects: configuration.maxRedirects,
             sameOriginHeaders: { url in
+                // Most downloaders hold no credentials and (so far) no cookies.
+                guard !configuration.credentials.isEmpty || (configuration.cookiesEnabled && !cookies.isEmpty) else { return [:] }
                 var headers: [String: String] = [:]
                 if let credential = configuration.credentials[url.host?.lowercased() ?? ""] {
                     headers["Authorization"] = credential.authorizationHeader
@@ -412,12 +481,17 @@ final class DownloadCoordinator: Sendable {
     func events() -> AsyncStream<DownloaderEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: DownloaderEvent.self, bufferingPolicy: .bufferingNewest(10_000))
         let id = subscriberIDs.add(1, ordering: .relaxed).newValue
-        continuation.onTermination = { [self] _ in _ = subscribers.withLock { $0.removeValue(forKey: id) } }
+        continuation.onTermination = { [self] _ in
+            if subscribers.withLock({ $0.removeValue(forKey: id) }) != nil { subscriberCount.subtract(1, ordering: .relaxed) }
+        }
         subscribers.withLock { $0[id] = continuation }
+        subscriberCount.add(1, ordering: .relaxed)
         return stream
     }
 
-    private func emit(_ event: DownloaderEvent) {
+    private func emit(_ event: @autoclosure () -> DownloaderEvent) {
+        guard subscriberCount.load(ordering: .relaxed) > 0 else { return }
+        let event = event()
         let targets = subscribers.withLock { Array($0.values) }
         for target in targets { target.yield(event) }
     }

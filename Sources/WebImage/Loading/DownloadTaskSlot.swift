@@ -1,35 +1,41 @@
 import Synchronization
 
-/// Where a download's network task is kept, so it can be cancelled.
+/// Where a running download keeps the way to stop it: its task (file and data URLs) or its
+/// HTTP transfer's cancel.
 ///
-/// The coordinator marks a download running under its lock but starts the task after releasing
-/// it, so a cancel can come before the task exists: the slot remembers it and cancels the task
-/// the moment it starts.
+/// The coordinator marks a download running under its lock but starts the work after releasing
+/// it, so a cancel can come before the work exists: the slot remembers it and stops the work
+/// the moment it is attached.
 final class DownloadTaskSlot: Sendable {
     private struct State {
-        var task: Task<Void, Never>?
+        var stop: (@Sendable () -> Void)?
         var cancelled = false
     }
 
-    // Guards the task and the cancelled flag; touched only by the starter and a canceller.
+    // Guards the stop action and the cancelled flag; touched only by the starter and a canceller.
     private let state = Mutex(State())
 
     /// Starts `operation` as the download's task (cancelled at once if ``cancel()`` came first).
     func start(_ operation: sending @escaping @isolated(any) () async -> Void) {
         let task = Task(operation: operation)
-        let cancelled = state.withLock { state -> Bool in
-            state.task = task
-            return state.cancelled
-        }
-        if cancelled { task.cancel() }
+        attach { task.cancel() }
     }
 
-    /// Cancels the task, now or when it starts.
-    func cancel() {
-        let task = state.withLock { state -> Task<Void, Never>? in
-            state.cancelled = true
-            return state.task
+    /// Records how to stop work started elsewhere; runs `stop` at once if ``cancel()`` came first.
+    func attach(_ stop: @escaping @Sendable () -> Void) {
+        let cancelled = state.withLock { state -> Bool in
+            state.stop = stop
+            return state.cancelled
         }
-        task?.cancel()
+        if cancelled { stop() }
+    }
+
+    /// Stops the work, now or when it is attached.
+    func cancel() {
+        let stop = state.withLock { state -> (@Sendable () -> Void)? in
+            state.cancelled = true
+            return state.stop
+        }
+        stop?()
     }
 }

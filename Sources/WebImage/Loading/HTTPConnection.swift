@@ -18,7 +18,7 @@ protocol HTTPResponseConsumer: AnyObject, Sendable {
 
 /// One keep-alive HTTP/1.1 connection, carrying one exchange at a time.
 ///
-/// The pool leases it to an exchange, which ``send(_:to:)``s one request on it. When that
+/// The pool leases it to an exchange, which ``send(_:to:returnToPool:completion:)``s one request on it. When that
 /// exchange ends, on the event loop, the connection goes back to the pool by itself: to the idle
 /// list when the response allowed keep-alive and was read to its end, else closed.
 final class HTTPConnection: Sendable {
@@ -35,16 +35,23 @@ final class HTTPConnection: Sendable {
 
     var eventLoop: any EventLoop { channel.eventLoop }
 
-    /// Writes `head` and reports the response to `consumer`; the future ends with the exchange,
-    /// after the connection went back to the pool. `returnToPool` is told whether it may be reused.
+    /// Writes `head` and reports the response to `consumer`; `completion` is told, on the event
+    /// loop, how the exchange ended, after the connection went back to the pool. `returnToPool` is
+    /// told whether it may be reused.
     func send(_ head: HTTPRequestHead, to consumer: any HTTPResponseConsumer,
-              returnToPool: @escaping @Sendable (Bool) -> Void) -> EventLoopFuture<HTTPExchange.Outcome> {
-        let promise = channel.eventLoop.makePromise(of: HTTPExchange.Outcome.self)
+              returnToPool: @escaping @Sendable (Bool) -> Void,
+              completion: @escaping @Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void) {
+        // On the loop already (the download before ended here), the request goes out now rather
+        // than after the rest of that download's completion: the server is waiting for it.
+        if channel.eventLoop.inEventLoop {
+            consumer.started(on: self)
+            handler.value.start(head, consumer: consumer, completion: completion, returnToPool: returnToPool)
+            return
+        }
         channel.eventLoop.execute { [handler, self] in
             consumer.started(on: self)
-            handler.value.start(head, consumer: consumer, promise: promise, returnToPool: returnToPool)
+            handler.value.start(head, consumer: consumer, completion: completion, returnToPool: returnToPool)
         }
-        return promise.futureResult
     }
 
     /// Ends the connection now; an exchange on it fails.
@@ -65,7 +72,7 @@ final class HTTPResponseHandler: ChannelInboundHandler {
 
     private var context: ChannelHandlerContext?
     private var consumer: (any HTTPResponseConsumer)?
-    private var promise: EventLoopPromise<HTTPExchange.Outcome>?
+    private var completion: (@Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void)?
     private var returnToPool: (@Sendable (Bool) -> Void)?
     private var exchangesStarted = 0
     private var sawResponse = false
@@ -79,15 +86,16 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     }
 
     func start(_ head: HTTPRequestHead, consumer: any HTTPResponseConsumer,
-               promise: EventLoopPromise<HTTPExchange.Outcome>, returnToPool: @escaping @Sendable (Bool) -> Void) {
-        guard let context, context.channel.isActive, self.promise == nil else {
+               completion: @escaping @Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void,
+               returnToPool: @escaping @Sendable (Bool) -> Void) {
+        guard let context, context.channel.isActive, self.completion == nil else {
             returnToPool(false)
-            promise.fail(exchangesStarted > 0 ? StaleConnectionError() : ChannelError.ioOnClosedChannel)
+            completion(.failure(exchangesStarted > 0 ? StaleConnectionError() : ChannelError.ioOnClosedChannel))
             return
         }
         exchangesStarted += 1
         self.consumer = consumer
-        self.promise = promise
+        self.completion = completion
         self.returnToPool = returnToPool
         sawResponse = false
         keepAlive = true
@@ -126,24 +134,24 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     }
 
     private func succeed(_ outcome: HTTPExchange.Outcome, reusable: Bool) {
-        guard let promise, let returnToPool else { return }
+        guard let completion, let returnToPool else { return }
         end()
         if !reusable { context?.close(promise: nil) }
         returnToPool(reusable)
-        promise.succeed(outcome)
+        completion(.success(outcome))
     }
 
     private func fail(_ error: any Error) {
-        guard let promise, let returnToPool else { return }
+        guard let completion, let returnToPool else { return }
         let stale = !sawResponse && exchangesStarted > 1
         end()
         context?.close(promise: nil)
         returnToPool(false)
-        promise.fail(stale ? StaleConnectionError() : error)
+        completion(.failure(stale ? StaleConnectionError() : error))
     }
 
     private func end() {
-        promise = nil
+        completion = nil
         consumer = nil
         returnToPool = nil
     }

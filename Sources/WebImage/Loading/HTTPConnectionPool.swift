@@ -11,6 +11,10 @@ import Synchronization
 /// machines, request validation, delegate plumbing) cost as much CPU as moving the bytes: an image
 /// loader sends nothing but GETs, so a connection here is a channel, a codec and one small handler.
 /// Waiters for a busy origin are served first come, first served.
+///
+/// Leasing takes a callback rather than suspending a task: a download runs from one event-loop
+/// callback to the next (lease, request, response, next download) without waking a thread of
+/// the cooperative pool in between.
 final class HTTPConnectionPool: Sendable {
     /// What a waiter is granted when a connection frees up.
     private enum Grant {
@@ -22,8 +26,11 @@ final class HTTPConnectionPool: Sendable {
 
     private struct Waiter {
         let id: Int
-        let continuation: CheckedContinuation<Grant, any Error>
+        let granted: @Sendable (Result<Grant, any Error>) -> Void
     }
+
+    /// Told the outcome of a lease, once.
+    typealias LeaseCompletion = @Sendable (Result<HTTPConnection, any Error>) -> Void
 
     /// A connection waiting for its next exchange, since `since`.
     private struct IdleConnection {
@@ -95,44 +102,45 @@ final class HTTPConnectionPool: Sendable {
 
     // MARK: Leasing
 
-    /// A connection to `origin` for one exchange: an idle one, a new one, or the next to free up.
-    func lease(_ origin: HTTPOrigin) async throws -> HTTPConnection {
-        // The waiter id is taken with the first try, so the common case locks once.
-        let (firstTry, id) = try state.withLock { state -> (Grant?, Int) in
-            state.nextWaiterID += 1
-            return (try grantNow(origin, in: &state), state.nextWaiterID)
-        }
-        var grant = firstTry
-        if grant == nil {
-            grant = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    // Decided again under the lock that enqueues, so a release in between is not missed.
-                    let now = Result { () throws -> Grant? in
-                        try state.withLock { state in
-                            if Task.isCancelled { throw WebImageError.cancelled }
-                            if let grant = try grantNow(origin, in: &state) { return grant }
-                            state.origins[origin, default: PerOrigin()].waiters.append(Waiter(id: id, continuation: continuation))
-                            return nil
-                        }
-                    }
-                    switch now {
-                    case .success(let grant?): continuation.resume(returning: grant)
-                    case .success(nil): break
-                    case .failure(let error): continuation.resume(throwing: error)
-                    }
-                }
-            } onCancel: {
-                let waiter = state.withLock { state -> Waiter? in
-                    guard let index = state.origins[origin]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.origins[origin]?.waiters.remove(at: index)
-                }
-                waiter?.continuation.resume(throwing: WebImageError.cancelled)
+    /// Hands `completion` a connection to `origin` for one exchange: an idle one at once, on the
+    /// calling thread; else a new one, or the next to free up. Returns the waiter's id when the
+    /// lease waits (for ``cancelLease(_:of:)``), `nil` when it was decided at once.
+    @discardableResult
+    func lease(_ origin: HTTPOrigin, _ completion: @escaping LeaseCompletion) -> Int? {
+        let granted: @Sendable (Result<Grant, any Error>) -> Void = { [self] result in
+            switch result {
+            case .success(.connection(let connection)): completion(.success(connection))
+            case .success(.slot): connect(origin, completion)
+            case .failure(let error): completion(.failure(error))
             }
         }
-        switch grant {
-        case .connection(let connection)?: return connection
-        case .slot?, nil: return try await connect(origin)
+        let decided = state.withLock { state -> Result<(Grant?, Int), any Error> in
+            Result {
+                if let grant = try grantNow(origin, in: &state) { return (grant, 0) }
+                state.nextWaiterID += 1
+                state.origins[origin, default: PerOrigin()].waiters.append(Waiter(id: state.nextWaiterID, granted: granted))
+                return (nil, state.nextWaiterID)
+            }
         }
+        switch decided {
+        case .success((let grant?, _)):
+            granted(.success(grant))
+            return nil
+        case .success((nil, let id)):
+            return id
+        case .failure(let error):
+            completion(.failure(error))
+            return nil
+        }
+    }
+
+    /// Gives up waiting: the waiter `id` (if still waiting) is told ``WebImageError/cancelled``.
+    func cancelLease(_ id: Int, of origin: HTTPOrigin) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.origins[origin]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.origins[origin]?.waiters.remove(at: index)
+        }
+        waiter?.granted(.failure(WebImageError.cancelled))
     }
 
     /// An idle connection or a free slot for `origin`, taken; `nil` when the caller must wait.
@@ -180,7 +188,7 @@ final class HTTPConnectionPool: Sendable {
         }
         if shutDown || !reuse { connection.abort() }
         if let grant, let waiter {
-            waiter.continuation.resume(returning: grant)
+            waiter.granted(.success(grant))
         } else if scheduleCheck {
             scheduleIdleCheck(connection, at: .now() + idleConnectionTimeout)
         }
@@ -197,65 +205,70 @@ final class HTTPConnectionPool: Sendable {
             }
             return entry.waiters.removeFirst()
         }
-        waiter?.continuation.resume(returning: .slot)
+        waiter?.granted(.success(.slot))
     }
 
     // MARK: Connections
 
-    private func connect(_ origin: HTTPOrigin) async throws -> HTTPConnection {
+    /// Opens a connection in the slot the caller was granted; the slot is given up if that fails.
+    private func connect(_ origin: HTTPOrigin, _ completion: @escaping LeaseCompletion) {
+        let tls: NIOSSLContext?
         do {
-            let tls = origin.scheme == "https" ? try makeTLSContext() : nil
-            let host = origin.host
-            // An IP literal is connected to directly: no resolver, no happy-eyeballs race (which
-            // cost a loopback download more than its request). Like browsers, send SNI and check
-            // the name only for host names.
-            let literalAddress = try? SocketAddress(ipAddress: host, port: origin.port)
-            let serverHostname = literalAddress == nil ? host : nil
-            // The channel runs on `loop`, so the handshake promise can be made before it exists.
-            let loop = group.next()
-            let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
-            let bootstrap = ClientBootstrap(group: loop)
-                .connectTimeout(connectTimeout)
-                .channelOption(.socketOption(.so_keepalive), value: 1)
-                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        if let tls, let handshake {
-                            try channel.pipeline.syncOperations.addHandler(
-                                NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
-                            try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
-                        }
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    }
-                }
-            let channel = try await (literalAddress.map { bootstrap.connect(to: $0) }
-                                     ?? bootstrap.connect(host: host, port: origin.port)).get()
-            // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
-            do {
-                try await handshake?.futureResult.get()
-            } catch {
-                channel.close(promise: nil)
-                throw error
-            }
-            let connection = try await channel.eventLoop.submit {
-                let handler = HTTPResponseHandler()
-                try channel.pipeline.syncOperations.addHandler(handler)
-                return HTTPConnection(channel: channel, origin: origin, handler: handler)
-            }.get()
-            let admitted = state.withLock { state -> Bool in
-                guard !state.isShutDown else { return false }
-                state.all[ObjectIdentifier(connection)] = connection
-                return true
-            }
-            guard admitted else {
-                channel.close(promise: nil)
-                throw WebImageError.cancelled
-            }
-            channel.closeFuture.whenComplete { [weak self] _ in self?.forgetIdle(connection) }
-            return connection
+            tls = origin.scheme == "https" ? try makeTLSContext() : nil
         } catch {
             releaseSlot(origin)
-            throw error
+            completion(.failure(error))
+            return
+        }
+        let host = origin.host
+        // An IP literal is connected to directly: no resolver, no happy-eyeballs race (which
+        // cost a loopback download more than its request). Like browsers, send SNI and check
+        // the name only for host names.
+        let literalAddress = try? SocketAddress(ipAddress: host, port: origin.port)
+        let serverHostname = literalAddress == nil ? host : nil
+        // The channel runs on `loop`, so the handshake promise can be made before it exists.
+        let loop = group.next()
+        let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls, let handshake {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
+                        try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
+                    }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                }
+            }
+        let connected = literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: origin.port)
+        connected.flatMap { channel -> EventLoopFuture<HTTPConnection> in
+            // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
+            let ready = handshake?.futureResult ?? channel.eventLoop.makeSucceededVoidFuture()
+            return ready.flatMapErrorThrowing { error in
+                channel.close(promise: nil)
+                throw error
+            }.flatMapThrowing { [self] in
+                let handler = HTTPResponseHandler()
+                try channel.pipeline.syncOperations.addHandler(handler)
+                let connection = HTTPConnection(channel: channel, origin: origin, handler: handler)
+                let admitted = state.withLock { state -> Bool in
+                    guard !state.isShutDown else { return false }
+                    state.all[ObjectIdentifier(connection)] = connection
+                    return true
+                }
+                guard admitted else {
+                    channel.close(promise: nil)
+                    throw WebImageError.cancelled
+                }
+                channel.closeFuture.whenComplete { [weak self] _ in self?.forgetIdle(connection) }
+                return connection
+            }
+        }.whenComplete { [self] result in
+            if case .failure = result { releaseSlot(origin) }
+            completion(result)
         }
     }
 
@@ -304,7 +317,7 @@ final class HTTPConnectionPool: Sendable {
             state.all = [:]
             return (connections, waiters)
         }
-        for waiter in waiters { waiter.continuation.resume(throwing: WebImageError.cancelled) }
+        for waiter in waiters { waiter.granted(.failure(WebImageError.cancelled)) }
         for connection in connections {
             try? await connection.channel.close()
         }

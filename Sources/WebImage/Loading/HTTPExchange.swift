@@ -1,9 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NIOCore
 import NIOHTTP1
 import Synchronization
 
-/// One request/response hop of an HTTP load, handled on the connection's event loop.
+/// One request/response hop of an HTTP load (one attempt of it), handled on the connection's event loop.
 ///
 /// The connection reports the head and every body part on its event loop, so bytes are appended
 /// where they arrive instead of crossing into a task per chunk (an async body sequence cost more
@@ -51,9 +55,9 @@ final class HTTPExchange: HTTPResponseConsumer {
     private let idleTimeout: TimeAmount
     private let onHeaders: (@Sendable (URL, [(String, String)]) -> Void)?
     private let sink: @Sendable (ImageLoadEvent) throws -> Void
-    // The connection's callbacks and the idle timer run on its event loop; the calling task reads
-    // the state when the hop fails and resets it before a retry. The lock makes that safe (it is
-    // never contended in the steady state).
+    // The connection's callbacks and the idle timer run on its event loop, and so does
+    // `resolve` in practice; the lock makes the state safe whatever thread the connection's end
+    // is reported on (it is never contended in the steady state).
     private let state = Mutex(State())
 
     init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: Duration,
@@ -68,57 +72,28 @@ final class HTTPExchange: HTTPResponseConsumer {
         self.sink = sink
     }
 
-    /// Runs the hop on a connection from `pool`; cancelling the calling task cancels the request.
-    func run(_ head: HTTPRequestHead, origin: HTTPOrigin, pool: HTTPConnectionPool) async throws -> Outcome {
-        // A connection the server closed while it sat idle fails before any response byte; the
-        // request goes again on another (each retry drops one dead connection, so this ends).
-        var attempts = 0
-        while true {
-            attempts += 1
-            do {
-                return try await attempt(head, origin: origin, pool: pool)
-            } catch is StaleConnectionError where attempts <= pool.maxConnectionsPerOrigin {
-                state.withLock { $0 = State() }
-            } catch is StaleConnectionError {
-                throw WebImageError.connectionFailed("connection closed before a response")
-            }
+    /// What a hop that failed with `error` amounts to: an error to throw, or (for a body that was
+    /// only being dropped) the outcome its head already decided. `cancelled`: the load was cancelled.
+    func resolve(failure error: any Error, cancelled: Bool) throws -> Outcome {
+        let (timedOut, phase, received) = state.withLock { state in
+            state.finished = true
+            state.timer?.cancel()
+            return (state.timedOut, state.phase, state.received)
         }
-    }
-
-    private func attempt(_ head: HTTPRequestHead, origin: HTTPOrigin, pool: HTTPConnectionPool) async throws -> Outcome {
-        let connection = try await pool.lease(origin)
-        if Task.isCancelled {
-            pool.release(connection, reusable: true)
-            throw WebImageError.cancelled
-        }
-        let future = connection.send(head, to: self) { reusable in pool.release(connection, reusable: reusable) }
-        do {
-            return try await withTaskCancellationHandler {
-                try await future.get()
-            } onCancel: {
-                connection.abort()
+        if timedOut { throw WebImageError.timedOut }
+        if cancelled { throw WebImageError.cancelled }
+        guard !(error is WebImageError), !(error is StaleConnectionError) else { throw error }
+        switch phase {
+        case .discarding(let outcome):
+            // A dropped body cut short by the server does not change what the head already decided.
+            return outcome
+        case .collecting(let info):
+            if let expected = info.expectedContentLength, received < expected, WebImageError.isEndOfStream(error) {
+                throw WebImageError.truncatedData("received \(received) of \(expected) bytes")
             }
-        } catch {
-            let (timedOut, phase, received) = state.withLock { state in
-                state.finished = true
-                state.timer?.cancel()
-                return (state.timedOut, state.phase, state.received)
-            }
-            if timedOut { throw WebImageError.timedOut }
-            if Task.isCancelled { throw WebImageError.cancelled }
-            guard !(error is WebImageError), !(error is StaleConnectionError) else { throw error }
-            switch phase {
-            case .discarding(let outcome):
-                // A dropped body cut short by the server does not change what the head already decided.
-                return outcome
-            case .collecting(let info):
-                if let expected = info.expectedContentLength, received < expected, WebImageError.isEndOfStream(error) {
-                    throw WebImageError.truncatedData("received \(received) of \(expected) bytes")
-                }
-                throw error
-            case .awaitingHead:
-                throw error
-            }
+            throw error
+        case .awaitingHead:
+            throw error
         }
     }
 
@@ -154,7 +129,10 @@ final class HTTPExchange: HTTPResponseConsumer {
     }
 
     func receive(head: HTTPResponseHead) throws {
-        onHeaders?(url, head.headers.map { ($0.name, $0.value) })
+        // Only a response that sets a cookie is copied for the jar (few image responses do).
+        if let onHeaders, head.headers.contains(name: "set-cookie") {
+            onHeaders(url, head.headers.map { ($0.name, $0.value) })
+        }
         let status = Int(head.status.code)
         var lowercased: [String: String] = [:]
         lowercased.reserveCapacity(head.headers.count)
@@ -202,7 +180,9 @@ final class HTTPExchange: HTTPResponseConsumer {
             case .collecting(let info):
                 state.received += Int64(buffer.readableBytes)
                 guard state.received <= maxBodySize else { return .tooLarge }
-                state.data.append(contentsOf: buffer.readableBytesView)
+                // Through the raw bytes: the generic Sequence path asks the runtime about the
+                // sequence's type on every call.
+                buffer.withUnsafeReadableBytes { state.data.append(contentsOf: $0) }
                 let deliversPartial = wantsPartialData && state.partialData.shouldDeliver(count: state.data.count)
                 return .progress(state.received, info.expectedContentLength, deliversPartial ? state.data : nil)
             }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NIOCore
 import NIOHTTP1
 
@@ -47,10 +51,12 @@ public final class HTTPImageLoader: ImageLoader {
     /// The configuration the loader was made with.
     public let configuration: Configuration
     let pool: HTTPConnectionPool
+    let defaultHeaders: DefaultRequestHeaders
 
     /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        defaultHeaders = DefaultRequestHeaders(configuration.defaultHeaders)
         self.pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
                                        allowsInvalidCertificates: configuration.allowsInvalidCertificates)
     }
@@ -73,100 +79,30 @@ public final class HTTPImageLoader: ImageLoader {
     /// Starts loading with the downloader's per-hop hooks.
     func load(_ request: ImageLoadRequest, hooks: HTTPLoadHooks) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
-        let task = Task {
-            do {
-                try await self.perform(request, hooks: hooks) { event in continuation.yield(event) }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+        let transfer = makeTransfer(request, hooks: hooks) { event in continuation.yield(event) }
+        continuation.onTermination = { _ in transfer.cancel() }
+        transfer.start { result in
+            switch result {
+            case .success: continuation.finish()
+            case .failure(let error): continuation.finish(throwing: error)
             }
         }
-        continuation.onTermination = { _ in task.cancel() }
         return stream
     }
 
-    /// Loads in the calling task, handing each event to `sink` as it happens; throws a
-    /// ``WebImageError``. The downloader uses this directly to save a stream hop per chunk;
-    /// an error thrown by `sink` aborts the load. `sink` is called on the connection's event loop.
-    func perform(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
-                 sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws {
-        do {
-            try await transfer(request, hooks: hooks, sink: sink)
-        } catch {
-            throw WebImageError.fromLoading(error)
-        }
-    }
-
-    private func transfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
-                          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) async throws {
-        let timeout = request.timeout ?? configuration.idleTimeout
-        let maxBodySize = hooks.maxBodySize ?? configuration.maxBodySize
-        var url = request.url
-        let origin = HTTPOrigin(url)
-        // Made at the first redirect: most loads have none.
-        var visited: Set<String>?
-        var redirects = 0
-        while true {
-            let hop = redirects == 0 ? origin : HTTPOrigin(url)
-            guard HTTPOrigin.isHTTP(scheme: hop.scheme), !hop.host.isEmpty else {
-                throw WebImageError.invalidURL(url.absoluteString)
-            }
-            let sameOrigin = hop == origin
-            guard let target = url.requestTarget else { throw WebImageError.invalidURL(url.absoluteString) }
-            var fields = headers(for: request, url: url, sameOrigin: sameOrigin, hooks: hooks)
-            fields.replaceOrAdd(name: "Host", value: hop.hostHeader)
-            let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: fields)
-            let exchange = HTTPExchange(url: url, maxBodySize: maxBodySize, wantsPartialData: request.wantsPartialData,
-                                        idleTimeout: timeout, onHeaders: hooks.didReceiveHeaders, sink: sink)
-            switch try await exchange.run(head, origin: hop, pool: pool) {
-            case .body(let data, let info):
-                try sink(.completed(data, info))
-                return
-            case .notModified(let info):
-                try sink(.notModified(info))
-                return
-            case .status(let status):
-                throw WebImageError.httpStatus(status)
-            case .redirect(let location):
-                redirects += 1
-                guard redirects <= (hooks.maxRedirects ?? configuration.maxRedirects) else { throw WebImageError.tooManyRedirects }
-                guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
-                    throw WebImageError.invalidURL(location)
-                }
-                // A URL seen before in this chain is a loop: fail now rather than after the limit.
-                if visited == nil { visited = [request.url.absoluteString] }
-                guard visited?.insert(next.absoluteString).inserted == true else { throw WebImageError.tooManyRedirects }
-                url = next
-            }
-        }
-    }
-
-    private func headers(for request: ImageLoadRequest, url: URL, sameOrigin: Bool, hooks: HTTPLoadHooks) -> HTTPHeaders {
-        let defaults = hooks.defaultHeaders ?? configuration.defaultHeaders
-        var merged: [String: (String, String)] = [:]
-        merged.reserveCapacity(defaults.count + request.headers.count + 3)
-        for (name, value) in defaults { merged[name.lowercased()] = (name, value) }
-        for (name, value) in request.headers { merged[name.lowercased()] = (name, value) }
-        if let validators = request.validators {
-            if let etag = validators.etag { merged["if-none-match"] = ("If-None-Match", etag) }
-            if let modified = validators.lastModified { merged["if-modified-since"] = ("If-Modified-Since", modified) }
-        }
-        if sameOrigin {
-            for (name, value) in hooks.sameOriginHeaders(url) { merged[name.lowercased()] = (name, value) }
-        } else {
-            // Credentials and cookies belong to the origin the caller asked for, never to a redirect target.
-            for name in ["authorization", "cookie", "proxy-authorization"] { merged[name] = nil }
-        }
-        var headers = HTTPHeaders()
-        for (_, pair) in merged.sorted(by: { $0.key < $1.key }) { headers.add(name: pair.0, value: pair.1) }
-        return headers
+    /// A load of `request` that hands each event to `sink` as it happens, on the connection's
+    /// event loop; an error thrown by `sink` aborts the load. The downloader uses this directly,
+    /// without a stream in between. Call ``HTTPTransfer/start(_:)`` to run it.
+    func makeTransfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
+                      sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) -> HTTPTransfer {
+        HTTPTransfer(request, hooks: hooks, configuration: configuration, defaultHeaders: defaultHeaders, pool: pool, sink: sink)
     }
 }
 
 /// Per-load settings and per-hop callbacks the downloader gives the HTTP loader.
 struct HTTPLoadHooks: Sendable {
     /// Replaces the loader's default headers.
-    var defaultHeaders: [String: String]?
+    var defaultHeaders: DefaultRequestHeaders?
     /// Replaces the loader's body size limit.
     var maxBodySize: Int64?
     /// Replaces the loader's redirect limit.
@@ -194,7 +130,7 @@ struct HTTPOrigin: Hashable, Sendable {
 
     /// The `Host` header: the port only when it is not the scheme's default, IPv6 in brackets.
     var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
     }
 }
@@ -212,8 +148,9 @@ extension URL {
             return url.query(percentEncoded: true).map { target + "?" + $0 } ?? target
         }
         let text = absoluteString
-        guard let schemeEnd = text.range(of: "://") else { return nil }
-        let afterAuthority = text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" }
+        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return nil }
+        let authority = text.index(colon, offsetBy: 3)
+        let afterAuthority = text[authority...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" }
         guard let start = afterAuthority else { return "/" }
         var target = text[start...]
         if let fragment = target.firstIndex(of: "#") { target = target[..<fragment] }

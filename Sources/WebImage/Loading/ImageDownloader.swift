@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Downloads image bytes: one network request per URL however many callers ask, at most
 /// ``ImageDownloaderConfiguration/maxConcurrentDownloads`` at once, in priority then FIFO/LIFO order.
@@ -45,6 +49,30 @@ public final class ImageDownloader: ImageLoader {
     /// Starts (or joins) a download and returns this caller's token.
     public func download(_ request: ImageLoadRequest, options: DownloadOptions = DownloadOptions()) -> DownloadToken {
         coordinator.download(request, options: options)
+    }
+
+    /// Starts (or joins) a download that reports to handlers rather than a stream, like
+    /// SDWebImage's `downloadImage(with:options:progress:completed:)`.
+    ///
+    /// `progress` gets the bytes received so far and the expected total, if known; `completion`
+    /// runs exactly once, with the body (or a 304's response) or the error, including
+    /// ``WebImageError/cancelled`` after ``DownloadToken/cancel()``. Both run on the thread that
+    /// produced the event (an event loop, for http), so they must return quickly and not block:
+    /// hand longer work to a task or a queue. No thread hop stands between the network and the
+    /// handler, which makes this the cheapest way to take many downloads.
+    ///
+    /// The handlers may call back into the downloader (cancel this or another download, start
+    /// one). A request refused at once (vetoed by a request modifier, an unsupported scheme)
+    /// completes before this returns. A caller that joins a running download hears of its
+    /// progress from then on.
+    ///
+    /// The returned token cancels and re-prioritises like any other; its ``DownloadToken/events``
+    /// stream is empty. `options.reportsProgress` is ignored: passing `progress` asks for it.
+    @discardableResult
+    public func download(_ request: ImageLoadRequest, options: DownloadOptions = DownloadOptions(),
+                         progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
+                         completion: @escaping @Sendable (Result<DownloadOutcome, WebImageError>) -> Void) -> DownloadToken {
+        coordinator.download(request, options: options, progress: progress, completion: completion)
     }
 
     /// Stops starting queued downloads (running ones continue).

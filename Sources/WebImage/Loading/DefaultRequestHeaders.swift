@@ -1,0 +1,24 @@
+import NIOHTTP1
+
+/// Headers sent with every request, merged and put in order once rather than for each request.
+struct DefaultRequestHeaders: Sendable {
+    /// By lowercased name: the name as given, and the value.
+    let byName: [String: (String, String)]
+    /// All of them, in the order a request sends them: what a request that adds nothing sends.
+    let fields: HTTPHeaders
+
+    init(_ headers: [String: String]) {
+        var byName: [String: (String, String)] = [:]
+        for (name, value) in headers { byName[name.lowercased()] = (name, value) }
+        self.byName = byName
+        fields = Self.ordered(byName)
+    }
+
+    /// Header fields by lowercased name, as a request sends them (sorted by name, so requests
+    /// are reproducible).
+    static func ordered(_ byName: [String: (String, String)]) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for (_, pair) in byName.sorted(by: { $0.key < $1.key }) { headers.add(name: pair.0, value: pair.1) }
+        return headers
+    }
+}
