@@ -4,13 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import WebImage
 
 /// `webimage prefetch --urls-file FILE`: warms the cache with a progress bar and a summary.
@@ -40,7 +33,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let token = prefetcher.prefetch(urls, context: ImageLoadContext(headers: try common.parsedHeaders()))
         let bar = ProgressBar()
         // On a terminal the bar redraws in place; in a log it prints at every tenth.
-        let interactive = isatty(STDERR_FILENO) == 1
+        let interactive = standardErrorIsTerminal()
         var lastTenth = -1
         for await progress in token.progress where !noProgress {
             if interactive {

@@ -36,6 +36,9 @@ extension String {
     }
 }
 
+/// Whether standard error is a terminal (where a progress line can redraw in place).
+func standardErrorIsTerminal() -> Bool { isatty(2) == 1 }
+
 /// Writes `text` to standard error, unbuffered (progress lines redraw in place).
 func writeToStandardError(_ text: String) {
     var text = text

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -10,7 +11,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import WebImage
 
 /// Images drawn in code, for tests and the demo: no binary fixtures in the repository.
 public enum SampleImages {

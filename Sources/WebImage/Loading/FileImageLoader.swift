@@ -3,13 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NIOPosix
 import Synchronization
 
@@ -53,12 +46,8 @@ public struct FileImageLoader: ImageLoader {
 
     private static func read(_ url: URL, maxBodySize: Int64, chunkSize: Int, partial: Bool, stop: StopFlag,
                              continuation: AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation) throws {
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw WebImageError.fileSystem("cannot open \(url.path): \(Self.errnoText())") }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw WebImageError.fileSystem("cannot stat \(url.path): \(Self.errnoText())") }
-        let size = Int64(info.st_size)
+        let file = try OpenFile(path: url.path)
+        let size = try file.size()
         if size > maxBodySize { throw WebImageError.tooLarge("file of \(size) bytes exceeds \(maxBodySize)") }
         var headers = ["content-length": String(size)]
         if let type = Self.mimeType(forExtension: url.pathExtension) { headers["content-type"] = type }
@@ -69,7 +58,7 @@ public struct FileImageLoader: ImageLoader {
         var partialData = PartialDataThrottle()
         while true {
             if stop.isSet { throw WebImageError.cancelled }
-            let chunk = try readChunk(descriptor, count: chunkSize, path: url.path)
+            let chunk = try file.read(upTo: chunkSize)
             if chunk.isEmpty { break }
             data.append(contentsOf: chunk)
             if Int64(data.count) > maxBodySize { throw WebImageError.tooLarge("file exceeds \(maxBodySize) bytes") }
@@ -85,21 +74,6 @@ public struct FileImageLoader: ImageLoader {
         if error is CancellationError { return .cancelled }
         return .fileSystem(String(describing: error))
     }
-
-    /// Up to `count` bytes from `descriptor`; empty at the end of the file.
-    private static func readChunk(_ descriptor: Int32, count: Int, path: String) throws -> [UInt8] {
-        var chunk = [UInt8](repeating: 0, count: count)
-        while true {
-            let got = chunk.withUnsafeMutableBytes { readFile(descriptor, $0.baseAddress, count) }
-            if got >= 0 {
-                chunk.removeLast(count - got)
-                return chunk
-            }
-            if errno != EINTR { throw WebImageError.fileSystem("cannot read \(path): \(errnoText())") }
-        }
-    }
-
-    private static func errnoText() -> String { String(cString: strerror(errno)) }
 
     /// The content type for common image file extensions.
     static func mimeType(forExtension ext: String) -> String? {
@@ -120,9 +94,4 @@ final class StopFlag: Sendable {
     func set() { flag.store(true, ordering: .relaxed) }
     /// Whether the flag was raised.
     var isSet: Bool { flag.load(ordering: .relaxed) }
-}
-
-/// The system's `read` (inside ``FileImageLoader`` the name means its own `read(_:maxBodySize:…)`).
-private func readFile(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
 }
