@@ -14,13 +14,11 @@ final class CookieJar: Sendable {
     // All stored cookies, by origin then name.
     private let cookies = Mutex([HTTPOrigin: [String: String]]())
 
-    /// Stores the `Set-Cookie` headers of a response from `url`.
-    func store(_ headers: [(String, String)], from url: URL) {
-        // Most image responses set no cookie: skip parsing the origin for them.
-        guard headers.contains(where: { $0.0.utf8.count == 10 && $0.0.lowercased() == "set-cookie" }) else { return }
+    /// Stores the `Set-Cookie` header values of a response from `url`.
+    func store(setCookies values: [String], from url: URL) {
         let origin = HTTPOrigin(url)
         var updates: [(String, String?)] = []
-        for (name, value) in headers where name.lowercased() == "set-cookie" {
+        for value in values {
             let parts = value.split(separator: ";").map { $0.trimmingSpacesAndTabs }
             guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }
             let cookieName = String(pair[..<equals]).trimmingSpacesAndTabs

@@ -453,9 +453,9 @@ final class DownloadCoordinator: Sendable {
     }
 
     private static func makeHTTPHooks(_ configuration: ImageDownloaderConfiguration, cookies: CookieJar) -> HTTPLoadHooks {
-        let storeCookies: (@Sendable (URL, [(String, String)]) -> Void)?
+        let storeCookies: (@Sendable (URL, [String]) -> Void)?
         if configuration.cookiesEnabled {
-            storeCookies = { url, headers in cookies.store(headers, from: url) }
+            storeCookies = { url, values in cookies.store(setCookies: values, from: url) }
         } else {
             storeCookies = nil
         }
@@ -473,7 +473,7 @@ final class DownloadCoordinator: Sendable {
                 if configuration.cookiesEnabled, let cookie = cookies.header(for: url) { headers["Cookie"] = cookie }
                 return headers
             },
-            didReceiveHeaders: storeCookies)
+            didReceiveCookies: storeCookies)
     }
 
     // MARK: Observers

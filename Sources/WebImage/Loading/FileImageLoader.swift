@@ -56,11 +56,14 @@ public struct FileImageLoader: ImageLoader {
         var data = Data()
         data.reserveCapacity(Int(size))
         var partialData = PartialDataThrottle()
+        // One buffer for every chunk, appended from its raw bytes.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 1)
+        defer { buffer.deallocate() }
         while true {
             if stop.isSet { throw WebImageError.cancelled }
-            let chunk = try file.read(upTo: chunkSize)
-            if chunk.isEmpty { break }
-            data.append(contentsOf: chunk)
+            let count = try file.read(into: buffer)
+            if count == 0 { break }
+            data.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             if Int64(data.count) > maxBodySize { throw WebImageError.tooLarge("file exceeds \(maxBodySize) bytes") }
             continuation.yield(.progress(received: Int64(data.count), expected: size))
             if partial, partialData.shouldDeliver(count: data.count) { continuation.yield(.partialData(data)) }

@@ -41,17 +41,13 @@ final class HTTPConnection: Sendable {
     func send(_ head: HTTPRequestHead, to consumer: any HTTPResponseConsumer,
               returnToPool: @escaping @Sendable (Bool) -> Void,
               completion: @escaping @Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void) {
+        let begin: @Sendable () -> Void = { [handler, self] in
+            consumer.started(on: self)
+            handler.value.start(head, consumer: consumer, completion: completion, returnToPool: returnToPool)
+        }
         // On the loop already (the download before ended here), the request goes out now rather
         // than after the rest of that download's completion: the server is waiting for it.
-        if channel.eventLoop.inEventLoop {
-            consumer.started(on: self)
-            handler.value.start(head, consumer: consumer, completion: completion, returnToPool: returnToPool)
-            return
-        }
-        channel.eventLoop.execute { [handler, self] in
-            consumer.started(on: self)
-            handler.value.start(head, consumer: consumer, completion: completion, returnToPool: returnToPool)
-        }
+        if channel.eventLoop.inEventLoop { begin() } else { channel.eventLoop.execute(begin) }
     }
 
     /// Ends the connection now; an exchange on it fails.

@@ -53,7 +53,7 @@ final class HTTPExchange: HTTPResponseConsumer {
     private let maxBodySize: Int64
     private let wantsPartialData: Bool
     private let idleTimeout: TimeAmount
-    private let onHeaders: (@Sendable (URL, [(String, String)]) -> Void)?
+    private let onCookies: (@Sendable (URL, [String]) -> Void)?
     private let sink: @Sendable (ImageLoadEvent) throws -> Void
     // The connection's callbacks and the idle timer run on its event loop, and so does
     // `resolve` in practice; the lock makes the state safe whatever thread the connection's end
@@ -61,14 +61,14 @@ final class HTTPExchange: HTTPResponseConsumer {
     private let state = Mutex(State())
 
     init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: Duration,
-         onHeaders: (@Sendable (URL, [(String, String)]) -> Void)?,
+         onCookies: (@Sendable (URL, [String]) -> Void)?,
          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) {
         self.url = url
         self.maxBodySize = maxBodySize
         self.wantsPartialData = wantsPartialData
         let (seconds, attoseconds) = idleTimeout.components
         self.idleTimeout = .nanoseconds(max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-        self.onHeaders = onHeaders
+        self.onCookies = onCookies
         self.sink = sink
     }
 
@@ -129,9 +129,10 @@ final class HTTPExchange: HTTPResponseConsumer {
     }
 
     func receive(head: HTTPResponseHead) throws {
-        // Only a response that sets a cookie is copied for the jar (few image responses do).
-        if let onHeaders, head.headers.contains(name: "set-cookie") {
-            onHeaders(url, head.headers.map { ($0.name, $0.value) })
+        if let onCookies {
+            // Few image responses set a cookie: the others cost the jar nothing.
+            let setCookies = head.headers["set-cookie"]
+            if !setCookies.isEmpty { onCookies(url, setCookies) }
         }
         let status = Int(head.status.code)
         var lowercased: [String: String] = [:]

@@ -109,8 +109,8 @@ struct HTTPLoadHooks: Sendable {
     var maxRedirects: Int?
     /// Headers (credentials, cookies) added only to hops on the original origin.
     var sameOriginHeaders: @Sendable (URL) -> [String: String] = { _ in [:] }
-    /// Sees every response head (for the cookie jar); `nil` spares copying the headers.
-    var didReceiveHeaders: (@Sendable (URL, [(String, String)]) -> Void)?
+    /// Gets the `Set-Cookie` values of every response that has any (for the cookie jar).
+    var didReceiveCookies: (@Sendable (URL, [String]) -> Void)?
 }
 
 /// Scheme, host and port: the unit credentials and cookies are bound to.

@@ -106,7 +106,7 @@ final class HTTPTransfer: Sendable {
         let exchange = HTTPExchange(url: url, maxBodySize: hooks.maxBodySize ?? configuration.maxBodySize,
                                     wantsPartialData: request.wantsPartialData,
                                     idleTimeout: request.timeout ?? configuration.idleTimeout,
-                                    onHeaders: hooks.didReceiveHeaders, sink: sink)
+                                    onCookies: hooks.didReceiveCookies, sink: sink)
         let lease = state.withLock { state -> Int? in
             guard !state.cancelled else { return nil }
             state.leases += 1

@@ -28,15 +28,11 @@ final class OpenFile {
         return Int64(info.st_size)
     }
 
-    /// Up to `count` of the next bytes; empty at the end of the file.
-    func read(upTo count: Int) throws -> [UInt8] {
-        var chunk = [UInt8](repeating: 0, count: count)
+    /// Reads the next bytes into `buffer`; how many (0 at the end of the file).
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {
-            let got = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, count) }
-            if got >= 0 {
-                chunk.removeLast(count - got)
-                return chunk
-            }
+            let got = systemRead(descriptor, buffer.baseAddress, buffer.count)
+            if got >= 0 { return got }
             if errno != EINTR { throw Self.failure("cannot read", path) }
         }
     }
@@ -46,7 +42,7 @@ final class OpenFile {
     }
 }
 
-/// The system's `read` (inside ``OpenFile`` the name means its own `read(upTo:)`).
+/// The system's `read` (inside ``OpenFile`` the name means its own `read(into:)`).
 private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     read(descriptor, buffer, count)
 }
