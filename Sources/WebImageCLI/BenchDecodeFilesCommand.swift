@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 import WebImage
 
 /// `webimage bench-decode-files LIST`: decodes every file of a list once, on N workers, from
@@ -57,7 +56,7 @@ struct BenchDecodeFilesCommand: AsyncParsableCommand {
 
 /// The decoded images a `--keep` run holds; the lock guards only the array.
 private final class KeptImages: Sendable {
-    private let images = Mutex<[DecodedImage]>([])
+    private let images = Locked<[DecodedImage]>([])
     func append(_ image: DecodedImage) { images.withLock { $0.append(image) } }
     var count: Int { images.withLock { $0.count } }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import WebImage
 
 /// A latch that holds a ``LoopbackServer`` response until the test opens it.
 ///
@@ -12,7 +12,7 @@ public final class LoopbackGate: Sendable {
     }
 
     // Every field of the gate lives behind this lock.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a closed gate.
     public init() {}

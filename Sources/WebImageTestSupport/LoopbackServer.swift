@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import WebImage
 import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 (SwiftNIO) for tests and demos, with injectable faults.
@@ -37,11 +38,11 @@ public final class LoopbackServer: Sendable {
     }
 
     // Routes, the log, the counters, open connections and waiters all live behind this one lock.
-    private let state = Mutex(State())
-    private let waiters = Mutex([Int: Waiter]())
+    private let state = Locked(State())
+    private let waiters = Locked([Int: Waiter]())
     private let waiterIDs = Atomic<Int>(0)
     private let serverChannel: NIOAsyncChannel<Connection, Never>
-    private let acceptTask: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let acceptTask: Locked<Task<Void, Never>?> = Locked(nil)
 
     /// The port the server listens on (chosen by the system).
     public let port: Int

@@ -58,7 +58,7 @@ public final class DiskCache: Sendable {
     }
 
     /// Guards the index; no file I/O happens while it is held.
-    private let index = Mutex(Index())
+    private let index = Locked(Index())
 
     /// Image extensions kept in file names.
     static let imageExtensions: Set = ["jpg", "jpeg", "png", "gif", "webp", "heic", "heif", "avif", "bmp", "ico"]

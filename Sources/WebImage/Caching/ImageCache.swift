@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// The two-level image cache the manager uses: decoded images in a ``MemoryCache``, encoded
 /// bytes in a ``DiskCache``.
@@ -27,7 +26,7 @@ public final class ImageCache: ImageCaching {
     private let decoding = WorkQueue(width: ProcessInfo.processInfo.activeProcessorCount)
 
     /// In-flight disk reads and decodes, by key and decode options; guards only the table.
-    private let inFlight = Mutex<[String: Task<ImageCacheResult, Never>]>([:])
+    private let inFlight = Locked<[String: Task<ImageCacheResult, Never>]>([:])
 
     /// Creates a cache from its parts.
     public init(memoryCache: MemoryCache<String, DecodedImage> = MemoryCache(), diskCache: DiskCache,

@@ -3,12 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// A thread-safe, cost- and count-limited memory cache with least-recently-used eviction.
 ///
 /// Every operation is O(1): entries live in arrays linked by index (no node objects to allocate),
-/// a dictionary maps keys to slots, and one `Mutex` guards it all for the few instructions each
+/// a dictionary maps keys to slots, and one lock guards it all for the few instructions each
 /// operation needs. Values evicted by an operation are released after the lock is dropped.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline
@@ -90,7 +89,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Guards every entry, the LRU links and the limits.
-    @usableFromInline let storage: Mutex<Storage>
+    @usableFromInline let storage: Locked<Storage>
     @usableFromInline let clock: @Sendable () -> ContinuousClock.Instant
     @usableFromInline let hasTimeToLive: Bool
     /// The store time of entries in caches without a time-to-live (never compared).
@@ -111,7 +110,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///   - clock: the time source (tests pass their own).
     public init(costLimit: Int = MemoryCache.defaultCostLimit, countLimit: Int = .max, timeToLive: Duration? = nil,
                 clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
-        storage = Mutex(Storage(costLimit: max(0, costLimit), countLimit: max(0, countLimit), timeToLive: timeToLive))
+        storage = Locked(Storage(costLimit: max(0, costLimit), countLimit: max(0, countLimit), timeToLive: timeToLive))
         self.clock = clock
         self.hasTimeToLive = timeToLive != nil
     }

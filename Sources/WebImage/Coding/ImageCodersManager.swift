@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// The ordered list of coders a load decodes and encodes with; the first coder that accepts the
 /// data wins, so a custom coder added with ``addCoder(_:)`` overrides the built-in ones.
@@ -19,11 +18,11 @@ public final class ImageCodersManager: ImageCoder {
     }
 
     /// Guards the coder list; coders are called outside the lock.
-    private let list: Mutex<[any ImageCoder]>
+    private let list: Locked<[any ImageCoder]>
 
     /// Creates a manager with the given coders (the built-in ones by default).
     public init(coders: [any ImageCoder] = ImageCodersManager.defaultCoders) {
-        list = Mutex(coders)
+        list = Locked(coders)
     }
 
     /// The coders, first asked first.

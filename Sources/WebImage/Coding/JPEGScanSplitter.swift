@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Decodes a sequential JPEG scan for ``JPEGEighthScaleDecoder``, on one thread or on two.
 ///
@@ -33,7 +32,7 @@ enum JPEGScanSplitter {
         let mcuCount = scan.layout.mcuCount, stride = scan.layout.recordStride
         // Restart k (1-based) begins MCU k × interval.
         let split = (scan.restartOffsets.count + 1) / 2 * scan.layout.restartInterval
-        let halves = Mutex<[Int: JPEGDecodedStretch]>([:])
+        let halves = Locked<[Int: JPEGDecodedStretch]>([:])
         DispatchQueue.concurrentPerform(iterations: 2) { half in
             let mcus = half == 0 ? 0..<split : split..<mcuCount
             // The restart at `split` moves the second half's position to its marker.
@@ -66,7 +65,7 @@ enum JPEGScanSplitter {
     private static func splitAndResynchronize(_ scan: JPEGScanDecoder) -> [JPEGDecodedStretch]? {
         let mcuCount = scan.layout.mcuCount, stride = scan.layout.recordStride
         let splitBit = scan.bitCount / 16 * 8
-        let mainResult = Mutex<MainStretch?>(nil), sideResult = Mutex<SideStretch?>(nil)
+        let mainResult = Locked<MainStretch?>(nil), sideResult = Locked<SideStretch?>(nil)
         DispatchQueue.concurrentPerform(iterations: 2) { thread in
             if thread == 0 {
                 var position = scan.start

@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 extension Bitmap {
     /// Whether there is a second core to render a band on. Read once: `activeProcessorCount`
@@ -19,7 +18,7 @@ extension Bitmap {
     /// memory; copying the bands into place costs far less than rendering them.
     static func assembled(width: Int, height: Int, bandCount: Int,
                           render: @Sendable (Int) -> [UInt8]) throws -> Bitmap {
-        let rendered = Mutex<[Int: [UInt8]]>([:])
+        let rendered = Locked<[Int: [UInt8]]>([:])
         DispatchQueue.concurrentPerform(iterations: bandCount) { band in
             let rows = render(band)
             rendered.withLock { $0[band] = rows }

@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -35,11 +34,11 @@ public final class PixelAllocator: Sendable {
     }
 
     /// Guards the pool of freed large blocks.
-    private let pool: Mutex<Pool>
+    private let pool: Locked<Pool>
 
     /// Creates an allocator that keeps at most `poolLimit` bytes of freed large buffers.
     public init(poolLimit: Int = 192 << 20) {
-        pool = Mutex(Pool(limit: poolLimit))
+        pool = Locked(Pool(limit: poolLimit))
     }
 
     /// The most bytes of freed buffers kept for reuse. Setting it lower frees the excess.

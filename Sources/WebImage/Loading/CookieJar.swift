@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// A minimal in-memory cookie store, one per downloader.
 ///
@@ -12,7 +11,7 @@ import Synchronization
 /// Attributes other than `Max-Age=0` (delete) are ignored.
 final class CookieJar: Sendable {
     // All stored cookies, by origin then name.
-    private let cookies = Mutex([HTTPOrigin: [String: String]]())
+    private let cookies = Locked([HTTPOrigin: [String: String]]())
 
     /// Stores the `Set-Cookie` header values of a response from `url`.
     func store(setCookies values: [String], from url: URL) {

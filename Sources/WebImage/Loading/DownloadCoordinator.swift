@@ -8,7 +8,7 @@ import Synchronization
 
 /// The coordination state of an ``ImageDownloader``: coalescing, the queue, slots, callers.
 ///
-/// Everything lives in one `Mutex`-protected ``State``. Rules that keep it deadlock-free:
+/// Everything lives in one lock-protected ``State``. Rules that keep it deadlock-free:
 /// events are yielded to callers' streams under the lock (so a caller joining late never sees
 /// them out of order), but streams are *finished*, tasks started or cancelled and user closures
 /// (response modifiers, a handler caller's progress and completion) called only after the lock
@@ -74,10 +74,10 @@ final class DownloadCoordinator: Sendable {
     typealias Effects = [@Sendable () -> Void]
 
     // All coordination state: see the type's comment for the locking rules.
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let callerIDs = Atomic<Int>(0)
     // Observers of `events()`, by subscription number.
-    private let subscribers = Mutex([Int: AsyncStream<DownloaderEvent>.Continuation]())
+    private let subscribers = Locked([Int: AsyncStream<DownloaderEvent>.Continuation]())
     private let subscriberIDs = Atomic<Int>(0)
     // How many observers there are: most downloaders have none, and then an event is not even built.
     private let subscriberCount = Atomic<Int>(0)

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Where a running download keeps the way to stop it: its task (file and data URLs) or its
 /// HTTP transfer's cancel.
@@ -13,7 +12,7 @@ final class DownloadTaskSlot: Sendable {
     }
 
     // Guards the stop action and the cancelled flag; touched only by the starter and a canceller.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Starts `operation` as the download's task (cancelled at once if ``cancel()`` came first).
     func start(_ operation: sending @escaping @isolated(any) () async -> Void) {

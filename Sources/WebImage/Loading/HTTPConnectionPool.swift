@@ -3,7 +3,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOTLS
-import Synchronization
 
 /// Keep-alive HTTP/1.1 connections, at most ``maxConnectionsPerOrigin`` per scheme, host and port.
 ///
@@ -75,8 +74,8 @@ final class HTTPConnectionPool: Sendable {
     private let allowsInvalidCertificates: Bool
     // Made on the first https connection: loading the system's trust roots costs milliseconds
     // that a plain-http process should not pay at start.
-    private let tlsContext = Mutex<Result<NIOSSLContext, any Error>?>(nil)
-    private let state = Mutex(State())
+    private let tlsContext = Locked<Result<NIOSSLContext, any Error>?>(nil)
+    private let state = Locked(State())
 
     init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, maxConnectionsPerOrigin: Int,
          allowsInvalidCertificates: Bool, connectTimeout: TimeAmount = .seconds(10),

@@ -5,7 +5,6 @@ import Foundation
 #endif
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// One request/response hop of an HTTP load (one attempt of it), handled on the connection's event loop.
 ///
@@ -58,7 +57,7 @@ final class HTTPExchange: HTTPResponseConsumer {
     // The connection's callbacks and the idle timer run on its event loop, and so does
     // `resolve` in practice; the lock makes the state safe whatever thread the connection's end
     // is reported on (it is never contended in the steady state).
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: Duration,
          onCookies: (@Sendable (URL, [String]) -> Void)?,

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import NIOHTTP1
-import Synchronization
 
 /// One HTTP load from request to result: leases a connection, runs an exchange on it, follows
 /// redirects, sends again when a kept-alive connection turns out dead, and reports once.
@@ -48,7 +47,7 @@ final class HTTPTransfer: Sendable {
     private let origin: HTTPOrigin
     // Steps follow one another, but each runs on whatever thread reported the last one, and
     // `cancel` comes from anywhere: the lock orders them.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A load of `request` that hands each event to `sink` (on the connection's event loop); an
     /// error thrown by `sink` ends the load with it. Nothing happens before ``start(_:)``.

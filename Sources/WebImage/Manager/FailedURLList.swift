@@ -3,11 +3,10 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// URLs that failed permanently, skipped until retried; the lock guards only the set.
 final class FailedURLList: Sendable {
-    private let urls = Mutex<Set<URL>>([])
+    private let urls = Locked<Set<URL>>([])
 
     func contains(_ url: URL) -> Bool { urls.withLock { $0.contains(url) } }
     func insert(_ url: URL) { _ = urls.withLock { $0.insert(url) } }

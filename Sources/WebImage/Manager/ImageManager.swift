@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// Loads images: one call queries the caches, else downloads, decodes, transforms and stores.
 ///
@@ -34,9 +33,9 @@ public final class ImageManager: Sendable {
 
     let stages: PipelineStages
     let failedURLs = FailedURLList()
-    private let running = Mutex<Set<ImageTask>>([])
-    private let storesInFlight = Mutex<Set<String>>([])
-    private let backgroundStores = Mutex<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
+    private let running = Locked<Set<ImageTask>>([])
+    private let storesInFlight = Locked<Set<String>>([])
+    private let backgroundStores = Locked<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
 
     /// Creates a manager from its parts.
     public init(cache: any ImageCaching = ImageCache.shared, loader: any ImageLoader = ImageDownloader.shared,

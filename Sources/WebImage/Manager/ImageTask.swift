@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// A running load: cancel it, change its priority, watch its progress, await its result.
 ///
@@ -27,12 +26,12 @@ public final class ImageTask: Sendable, Hashable {
     }
 
     private let continuation: AsyncThrowingStream<ImageTaskEvent, any Error>.Continuation
-    private let control: Mutex<Control>
+    private let control: Locked<Control>
 
     init(url: URL, priority: LoadPriority) {
         self.url = url
         (events, continuation) = AsyncThrowingStream.makeStream(bufferingPolicy: .bufferingNewest(256))
-        control = Mutex(Control(priority: priority))
+        control = Locked(Control(priority: priority))
     }
 
     /// The final result; throws the load's ``WebImageError``.

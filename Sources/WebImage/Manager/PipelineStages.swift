@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// What the fetch stage produces: the bytes, or the server's word that the stored copy is current.
 enum FetchOutput: Sendable {

@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// What a shared stage tells the loads waiting for it.
 enum StageEvent<Value: Sendable>: Sendable {
@@ -38,12 +37,12 @@ final class SharedStage<Value: Sendable>: Sendable {
     }
 
     let key: String
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let onEnd: @Sendable (SharedStage<Value>) -> Void
 
     init(key: String, priority: LoadPriority, onEnd: @escaping @Sendable (SharedStage<Value>) -> Void) {
         self.key = key
-        self.state = Mutex(State(priority: priority))
+        self.state = Locked(State(priority: priority))
         self.onEnd = onEnd
     }
 
@@ -198,7 +197,7 @@ struct StageSubscription<Value: Sendable>: Sendable {
 
 /// The table of running stages by key; the lock guards only the table.
 final class StagePool: Sendable {
-    private let stages = Mutex<[String: any Sendable]>([:])
+    private let stages = Locked<[String: any Sendable]>([:])
 
     /// Joins the running stage for `key`, or starts `work` as a new one.
     func subscribe<Value: Sendable>(key: String, priority: LoadPriority,

@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// Loads images into the cache ahead of need: low priority, a concurrency limit of its own,
 /// progress as an `AsyncSequence`, a summary at the end.
@@ -42,7 +41,7 @@ public final class ImagePrefetcher: Sendable {
 
     private let slots: WorkQueue
     /// The running prefetches, oldest first; the lock guards only the list.
-    private let active = Mutex<[PrefetchToken]>([])
+    private let active = Locked<[PrefetchToken]>([])
 
     /// Creates a prefetcher loading through `manager`.
     public init(manager: ImageManager = .shared, configuration: Configuration = Configuration()) {

@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// One prefetch: watch its progress, await its summary, cancel it.
 public final class PrefetchToken: Sendable {
@@ -12,8 +11,8 @@ public final class PrefetchToken: Sendable {
     /// The URLs of this prefetch.
     public let urls: [URL]
     private let continuation: AsyncStream<PrefetchProgress>.Continuation
-    private let work: Mutex<Task<PrefetchSummary, Never>?> = Mutex(nil)
-    private let cancelled = Mutex(false)
+    private let work: Locked<Task<PrefetchSummary, Never>?> = Locked(nil)
+    private let cancelled = Locked(false)
 
     init(urls: [URL]) {
         self.urls = urls

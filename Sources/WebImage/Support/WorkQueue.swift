@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// Runs CPU-heavy work (decoding, transforming) at most ``width`` at a time, highest priority
 /// first, then first come first served, on Dispatch threads rather than the cooperative pool.
@@ -23,7 +22,7 @@ final class WorkQueue: Sendable {
 
     /// How many pieces of work run at once.
     let width: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(width: Int) { self.width = max(1, width) }
 

@@ -2,7 +2,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 import Testing
 @testable import WebImage
 
@@ -19,7 +18,7 @@ final class TemporaryDirectory: Sendable {
 @Suite struct DiskCacheTests {
     /// A clock the test moves by hand.
     final class Clock: Sendable {
-        private let current = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
+        private let current = Locked(Date(timeIntervalSince1970: 1_700_000_000))
         var now: Date { current.withLock { $0 } }
         func advance(_ seconds: TimeInterval) { current.withLock { $0 += seconds } }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WebImageTestSupport
 @testable import WebImage
@@ -7,7 +6,7 @@ import WebImageTestSupport
 @Suite struct ImageCacheTests {
     /// Counts decodes while delegating to the real coders.
     final class CountingCoder: ImageCoder {
-        let decodes = Mutex(0)
+        let decodes = Locked(0)
         func canDecode(_ data: Data) -> Bool { true }
         func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
             decodes.withLock { $0 += 1 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import WebImage
 
@@ -32,7 +31,7 @@ import Testing
 
     @Test func timeToLiveUsesTheInjectedClock() {
         let start = ContinuousClock.now
-        let offset = Mutex<Duration>(.zero)
+        let offset = Locked<Duration>(.zero)
         let cache = MemoryCache<Int, Int>(timeToLive: .seconds(10), clock: { start + offset.withLock { $0 } })
         cache.setValue(1, forKey: 1)
         offset.withLock { $0 = .seconds(5) }

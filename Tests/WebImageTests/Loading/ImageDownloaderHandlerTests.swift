@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WebImage
 import WebImageTestSupport
@@ -12,8 +11,8 @@ struct ImageDownloaderHandlerTests {
 
     /// What a progress handler saw, or the token it may reach.
     final class Recorder: Sendable {
-        let progress = Mutex<[Int64]>([])
-        let token = Mutex<DownloadToken?>(nil)
+        let progress = Locked<[Int64]>([])
+        let token = Locked<DownloadToken?>(nil)
     }
 
     /// Starts a handler download whose completions land in the returned stream.

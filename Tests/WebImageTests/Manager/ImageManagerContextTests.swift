@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WebImageTestSupport
 @testable import WebImage
@@ -189,7 +188,7 @@ func waitUntilStored(_ cache: ImageCache, key: String) async {
 /// Serves bytes from a dictionary under a scheme of its own.
 final class InMemoryLoader: ImageLoader {
     let files: [String: Data]
-    private let count = Mutex(0)
+    private let count = Locked(0)
     init(files: [String: Data]) { self.files = files }
     var loads: Int { count.withLock { $0 } }
     func canLoad(_ url: URL) -> Bool { url.scheme == "mem" }
@@ -213,7 +212,7 @@ final class PriorityGatedLoader: ImageLoader {
     /// Yields when the manager starts a load.
     let started: AsyncStream<Void>
     private let startedContinuation: AsyncStream<Void>.Continuation
-    private let seen = Mutex<[LoadPriority]>([])
+    private let seen = Locked<[LoadPriority]>([])
 
     init(data: Data) {
         self.data = data

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WebImageTestSupport
 @testable import WebImage
@@ -8,8 +7,8 @@ import WebImageTestSupport
 /// the test releases it (to cancel "while decoding").
 final class CountingDecoder: ImageCoder {
     private let real = ImageCodersManager(coders: ImageCodersManager.defaultCoders)
-    private let count = Mutex(0)
-    private let options = Mutex<DecodeOptions?>(nil)
+    private let count = Locked(0)
+    private let options = Locked<DecodeOptions?>(nil)
     let hold: DecodeHold?
 
     init(hold: DecodeHold? = nil) { self.hold = hold }
@@ -49,7 +48,7 @@ final class DecodeHold: Sendable {
 
 /// A count many tasks add to.
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Locked(0)
     func increment() { value.withLock { $0 += 1 } }
     var count: Int { value.withLock { $0 } }
 }
