@@ -47,12 +47,12 @@ average_kb=$(du -sk "$WORK/www" | awk -v n="$FILES" '{printf "%.0f", $1 / n}')
 start_nginx
 ls "$WORK/www" | sed "s|^|http://127.0.0.1:$PORT/|" > "$WORK/urls.txt"
 
-rate() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['passes'][int(sys.argv[2])]['imagesPerSecond'])" "$@"; }
+# `load --summary-only --json` prints one JSON object per pass, one per line.
+rate() { python3 -c "import json,sys; d=[json.loads(l) for l in open(sys.argv[1])]; print(d[int(sys.argv[2])]['imagesPerSecond'])" "$@"; }
 check() {
     python3 - "$@" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
-for p in d["passes"]:
+for p in (json.loads(line) for line in open(sys.argv[1])):
     if p["failed"]:
         sys.exit(f"pass {p['pass']}: {p['failed']} loads failed")
 PY

@@ -110,11 +110,7 @@ struct DecodeReport: Encodable {
         case file, format, width, height, frames, loopCount, durations, orientation, hasAlpha, rgbaSHA256, error
     }
 
-    func jsonLine() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "{}"
-    }
+    func jsonLine() -> String { JSONOutput.line(self) }
 
     func humanLine() -> String {
         if let error { return "\(file): error \(error.code): \(error.message)" }

@@ -19,7 +19,7 @@ struct LoadCommand: AsyncParsableCommand {
 
     @OptionGroup var common: ManagerArguments
 
-    @Flag(help: "Print JSON.")
+    @Flag(help: "Print one JSON object per load, one per line (the pass summaries go to stderr).")
     var json = false
 
     @Flag(help: "Load URLs that failed before (the failed list lives as long as the process).")
@@ -49,7 +49,7 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Load the whole list this many times in this process (later passes hit memory).")
     var passes = 1
 
-    @Flag(help: "Print only each pass's summary.")
+    @Flag(help: "Print only each pass's summary, on stdout (as JSON with --json).")
     var summaryOnly = false
 
     func validate() throws {
@@ -63,6 +63,9 @@ struct LoadCommand: AsyncParsableCommand {
         guard !list.isEmpty else { throw ValidationError("give URLs as arguments or with --urls-file") }
         let manager = common.makeManager()
         var options: ImageLoadOptions = []
+        // `bytes` in the JSON record is the original data's size, which a memory hit knows only
+        // when the cached bytes are read with it.
+        if json && !summaryOnly { options.insert(.queryMemoryDataToo) }
         if retryFailed { options.insert(.retryFailed) }
         if refresh { options.insert(.refreshCached) }
         if memoryOnly { options.insert(.cacheMemoryOnly) }
@@ -72,27 +75,25 @@ struct LoadCommand: AsyncParsableCommand {
         if noCache { context.cacheKeyFilter = { _ in nil } }
         if let output { try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true) }
 
-        var records: [LoadRecord] = []
-        var summaries: [PassSummary] = []
+        var failed = false
         for pass in 1...passes {
             let start = ContinuousClock.now
             let passRecords = await loadAll(list, pass: pass, manager: manager, options: options, context: context)
             // A pass ends when its images are stored, so the next process finds them on disk.
             await manager.waitForPendingStores()
             let summary = PassSummary(pass: pass, records: passRecords, elapsed: ContinuousClock.now - start)
-            summaries.append(summary)
-            if !json {
-                if !summaryOnly { for record in passRecords { print(record.line) } }
-                print(summary.line)
+            if !summaryOnly {
+                for record in passRecords { print(json ? JSONOutput.line(record) : record.line) }
             }
-            records += passRecords
+            // The summary is for people unless asked for alone: stdout stays one record per load.
+            if summaryOnly {
+                print(json ? JSONOutput.line(summary) : summary.line)
+            } else {
+                writeToStandardError(summary.line + "\n")
+            }
+            failed = failed || summary.failed > 0
         }
-        if json {
-            var object: [String: Any] = ["passes": summaries.map(\.json)]
-            if !summaryOnly { object["results"] = records.map(\.json) }
-            print(JSONText.render(object))
-        }
-        if records.contains(where: { $0.error != nil }) { throw ExitCode(1) }
+        if failed { throw ExitCode(1) }
     }
 
     /// Loads `list` at most `concurrency` at a time, in order; returns one record per URL, in list order.
@@ -100,6 +101,7 @@ struct LoadCommand: AsyncParsableCommand {
                          context: ImageLoadContext) async -> [LoadRecord] {
         let outputDirectory = output
         let isOriginal = resize == nil && maxPixelSize == nil
+        let hashesPixels = json && !summaryOnly
         return await withTaskGroup(of: (Int, LoadRecord).self) { group in
             var next = 0
             func addNext() {
@@ -112,7 +114,7 @@ struct LoadCommand: AsyncParsableCommand {
                         let result = try await manager.loadImage(with: url, options: options, context: context)
                         let elapsed = ContinuousClock.now - start
                         if let outputDirectory { try Self.write(result, index: index, original: isOriginal, to: outputDirectory) }
-                        return (index, LoadRecord(url: url, pass: pass, result: result, elapsed: elapsed))
+                        return (index, LoadRecord(url: url, pass: pass, result: result, hashingPixels: hashesPixels, elapsed: elapsed))
                     } catch {
                         return (index, LoadRecord(url: url, pass: pass, error: error, elapsed: ContinuousClock.now - start))
                     }
@@ -159,15 +161,28 @@ struct LoadCommand: AsyncParsableCommand {
 }
 
 /// What happened to one load (the facts only: holding the image would keep every bitmap alive).
-struct LoadRecord {
+///
+/// Its JSON form is the `load --json` contract, one object per line: `url`, `status` (`"ok"` or
+/// `"error"`), `cacheType`, `format`, `width`, `height`, `frames`, `bytes`, `rgbaSHA256`, `ms`, and
+/// on failure `error` (`code`, `message`, `transient`); `pass` and `finalURL` besides. Fields a
+/// failed load cannot know are `null`.
+struct LoadRecord: Encodable {
     struct Loaded {
         var cacheType: ImageCacheType
+        var format: ImageFormat
         var width: Int
         var height: Int
         var frames: Int
-        var bytes: Int
+        var bytes: Int?
+        var rgbaSHA256: String?
         var finalURL: URL
         var cacheKey: String?
+    }
+
+    struct Failure: Encodable {
+        var code: String
+        var message: String
+        var transient: Bool
     }
 
     var url: URL
@@ -176,12 +191,18 @@ struct LoadRecord {
     var error: WebImageError?
     var elapsed: Duration
 
-    init(url: URL, pass: Int, result: ImageResult? = nil, error: (any Error)? = nil, elapsed: Duration) {
+    /// - Parameter hashingPixels: whether to compute `rgbaSHA256` (the hash of the canonical RGBA
+    ///   of the first frame, as `decode --json` does); it costs a pass over every pixel.
+    init(url: URL, pass: Int, result: ImageResult? = nil, hashingPixels: Bool = false, error: (any Error)? = nil,
+         elapsed: Duration) {
         self.url = url
         self.pass = pass
         self.result = result.map {
-            Loaded(cacheType: $0.cacheType, width: $0.image.width, height: $0.image.height, frames: $0.image.frames.count,
-                   bytes: $0.data?.count ?? 0, finalURL: $0.url, cacheKey: $0.cacheKey)
+            let format = $0.data.map(ImageFormat.detect) ?? .unknown
+            return Loaded(cacheType: $0.cacheType, format: format == .unknown ? $0.image.format : format,
+                          width: $0.image.width, height: $0.image.height, frames: $0.image.frames.count,
+                          bytes: $0.data?.count, rgbaSHA256: hashingPixels ? SHA256.hex(of: $0.image.bitmap.canonicalRGBA()) : nil,
+                          finalURL: $0.url, cacheKey: $0.cacheKey)
         }
         self.error = error.map { $0 as? WebImageError ?? .connectionFailed(String(describing: $0)) }
         self.elapsed = elapsed
@@ -192,35 +213,41 @@ struct LoadRecord {
     var line: String {
         if let result {
             let frames = result.frames == 1 ? "1 frame" : "\(result.frames) frames"
-            let kilobytes = (Double(result.bytes) / 1024).fixed(1).leftPadded(to: 8)
+            let kilobytes = result.bytes.map { (Double($0) / 1024).fixed(1) } ?? "?"
             return "ok    " + result.cacheType.rawValue.padded(to: 7) + "\(result.width)×\(result.height)".padded(to: 12)
-                + frames.padded(to: 10) + kilobytes + " KB " + milliseconds.fixed(1).leftPadded(to: 8) + " ms  " + url.absoluteString
+                + frames.padded(to: 10) + kilobytes.leftPadded(to: 8) + " KB " + milliseconds.fixed(1).leftPadded(to: 8) + " ms  " + url.absoluteString
         }
         return "FAIL  \(error?.code ?? "unknown") (\(error?.description ?? ""))" + " " + milliseconds.fixed(1).leftPadded(to: 8) + " ms  " + url.absoluteString
     }
 
-    var json: [String: Any] {
-        var object: [String: Any] = ["url": url.absoluteString, "pass": pass, "ok": result != nil,
-                                     "ms": (milliseconds * 1000).rounded() / 1000]
-        if let result {
-            object["cacheType"] = result.cacheType.rawValue
-            object["width"] = result.width
-            object["height"] = result.height
-            object["frames"] = result.frames
-            object["bytes"] = result.bytes
-            object["finalURL"] = result.finalURL.absoluteString
-            if let key = result.cacheKey { object["cacheKey"] = key }
-        }
+    private enum CodingKeys: String, CodingKey {
+        case url, pass, status, cacheType, format, width, height, frames, bytes, rgbaSHA256, ms, error, finalURL, cacheKey
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url.absoluteString, forKey: .url)
+        try container.encode(pass, forKey: .pass)
+        try container.encode(result == nil ? "error" : "ok", forKey: .status)
+        try container.encode(result?.cacheType.rawValue ?? ImageCacheType.none.rawValue, forKey: .cacheType)
+        // Every record has the same keys; what a failed load cannot know is null, not missing.
+        try container.encode(result.map { $0.format.rawValue }, forKey: .format)
+        try container.encode(result?.width, forKey: .width)
+        try container.encode(result?.height, forKey: .height)
+        try container.encode(result?.frames, forKey: .frames)
+        try container.encode(result?.bytes, forKey: .bytes)
+        try container.encode(result?.rgbaSHA256, forKey: .rgbaSHA256)
+        try container.encode((milliseconds * 1000).rounded() / 1000, forKey: .ms)
+        try container.encodeIfPresent(result?.finalURL.absoluteString, forKey: .finalURL)
+        try container.encodeIfPresent(result?.cacheKey, forKey: .cacheKey)
         if let error {
-            object["error"] = error.code
-            object["message"] = error.description
+            try container.encode(Failure(code: error.code, message: error.description, transient: error.isTransient), forKey: .error)
         }
-        return object
     }
 }
 
-/// One pass over the list.
-struct PassSummary {
+/// One pass over the list; its JSON form is what `load --json --summary-only` prints, one line per pass.
+struct PassSummary: Encodable {
     var pass: Int
     var records: [LoadRecord]
     var elapsed: Duration
@@ -236,10 +263,24 @@ struct PassSummary {
             + "\(failed) failed in \(seconds.fixed(3)) s: \(imagesPerSecond.fixed(1)) images/s"
     }
 
-    var json: [String: Any] {
-        ["pass": pass, "loaded": loaded, "failed": failed, "seconds": (seconds * 1e6).rounded() / 1e6,
-         "imagesPerSecond": (imagesPerSecond * 100).rounded() / 100,
-         "cacheTypes": ["none": count(.none), "disk": count(.disk), "memory": count(.memory)]]
+    private struct CacheTypeCounts: Encodable {
+        var none: Int
+        var disk: Int
+        var memory: Int
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case pass, loaded, failed, seconds, imagesPerSecond, cacheTypes
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(pass, forKey: .pass)
+        try container.encode(loaded, forKey: .loaded)
+        try container.encode(failed, forKey: .failed)
+        try container.encode((seconds * 1e6).rounded() / 1e6, forKey: .seconds)
+        try container.encode((imagesPerSecond * 100).rounded() / 100, forKey: .imagesPerSecond)
+        try container.encode(CacheTypeCounts(none: count(.none), disk: count(.disk), memory: count(.memory)), forKey: .cacheTypes)
     }
 }
 

@@ -49,16 +49,25 @@ struct PrefetchCommand: AsyncParsableCommand {
         let seconds = summary.duration.milliseconds / 1000
         let progress = summary.progress
         if json {
-            let object: [String: Any] = [
-                "total": progress.total, "finished": progress.finished, "failed": progress.failed,
-                "cacheHits": summary.cacheHits, "downloadedBytes": progress.downloadedBytes,
-                "seconds": (seconds * 1e6).rounded() / 1e6, "cancelled": summary.wasCancelled,
-            ]
-            print(JSONText.render(object))
+            print(JSONOutput.line(PrefetchReport(
+                total: progress.total, finished: progress.finished, failed: progress.failed, cacheHits: summary.cacheHits,
+                downloadedBytes: progress.downloadedBytes, seconds: (seconds * 1e6).rounded() / 1e6,
+                cancelled: summary.wasCancelled)))
         } else {
             print("prefetched \(progress.finished) of \(progress.total) (\(summary.cacheHits) already cached, \(progress.failed) failed), "
                   + ProgressBar.bytes(progress.downloadedBytes) + " downloaded in \(seconds.fixed(2)) s")
         }
         if progress.failed > 0 { throw ExitCode(1) }
     }
+}
+
+/// What `prefetch --json` prints: one object for the whole run.
+struct PrefetchReport: Encodable {
+    var total: Int
+    var finished: Int
+    var failed: Int
+    var cacheHits: Int
+    var downloadedBytes: Int64
+    var seconds: Double
+    var cancelled: Bool
 }

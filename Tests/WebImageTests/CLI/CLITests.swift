@@ -58,20 +58,20 @@ struct CLITests {
             let url = server.url("/a.jpg").absoluteString
             let cold = try await runCLI(["load", url, url, "--cache-dir", directory.url.path, "--json", "--header", "X-Run: cold"])
             #expect(cold.status == 0, "\(cold.stderr)")
-            let results = try #require(try cold.json()["results"] as? [[String: Any]])
+            let results = try LoadJSONContractTests.records(cold)
             #expect(results.count == 2, "a URL given twice is loaded twice")
-            #expect(results.allSatisfy { $0["ok"] as? Bool == true && $0["width"] as? Int == 90 })
+            #expect(results.allSatisfy { $0["status"] as? String == "ok" && $0["width"] as? Int == 90 })
             #expect(server.requestCount(for: "/a.jpg") == 1, "the two loads shared one download")
             #expect(server.requests.first?.headers["x-run"] == "cold")
 
             let warm = try await runCLI(["load", url, "--cache-dir", directory.url.path, "--json"])
-            let warmResults = try #require(try warm.json()["results"] as? [[String: Any]])
+            let warmResults = try LoadJSONContractTests.records(warm)
             #expect(warmResults.first?["cacheType"] as? String == "disk")
             #expect(server.requestCount(for: "/a.jpg") == 1)
 
             let text = try await runCLI(["load", url, "--cache-dir", directory.url.path, "--passes", "2"])
-            #expect(text.stdout.contains("pass 1: 1 loaded (network 0, disk 1, memory 0)"))
-            #expect(text.stdout.contains("pass 2: 1 loaded (network 0, disk 0, memory 1)"))
+            #expect(text.stderr.contains("pass 1: 1 loaded (network 0, disk 1, memory 0)"))
+            #expect(text.stderr.contains("pass 2: 1 loaded (network 0, disk 0, memory 1)"))
         }
     }
 
@@ -81,12 +81,12 @@ struct CLITests {
             let missing = server.url("/missing.jpg").absoluteString
             let run = try await runCLI(["load", missing, missing, "--cache-dir", directory.url.path, "--concurrency", "1", "--json"])
             #expect(run.status == 1)
-            let results = try #require(try run.json()["results"] as? [[String: Any]])
-            #expect(results.map { $0["error"] as? String } == ["httpStatus", "blockedFailedURL"])
+            let results = try LoadJSONContractTests.records(run)
+            #expect(results.map { ($0["error"] as? [String: Any])?["code"] as? String } == ["httpStatus", "blockedFailedURL"])
             #expect(server.requestCount(for: "/missing.jpg") == 1)
 
             let retried = try await runCLI(["load", missing, missing, "--retry-failed", "--concurrency", "1", "--cache-dir", directory.url.path, "--json"])
-            #expect(try #require(try retried.json()["results"] as? [[String: Any]]).map { $0["error"] as? String } == ["httpStatus", "httpStatus"])
+            #expect(try LoadJSONContractTests.records(retried).map { ($0["error"] as? [String: Any])?["code"] as? String } == ["httpStatus", "httpStatus"])
 
             let cacheOnly = try await runCLI(["load", server.url("/never.jpg").absoluteString, "--from-cache-only", "--cache-dir", directory.url.path])
             #expect(cacheOnly.status == 1 && cacheOnly.stdout.contains("notCached"))
@@ -108,7 +108,7 @@ struct CLITests {
             #expect(written.width == 40 && written.height == 20)
 
             let thumb = try await runCLI(["load", url, "--max-pixel-size", "100", "--memory-only", "--cache-dir", directory.url.path, "--json"])
-            let result = try #require(try thumb.json()["results"] as? [[String: Any]]).first
+            let result = try LoadJSONContractTests.records(thumb).first
             #expect(result?["width"] as? Int == 100 && result?["height"] as? Int == 75)
 
             let bad = try await runCLI(["load", url, "--resize", "big"])
