@@ -1,0 +1,7 @@
+import FuzzSupport
+import WebImage
+
+runFuzzer { data in
+    fuzzDecode(data, with: JPEGCoder())
+    fuzzJPEGInternals(data)
+}

@@ -1,0 +1,4 @@
+import FuzzSupport
+import WebImage
+
+runFuzzer { data in fuzzDecode(data, with: PNGCoder()) }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# A fuzzing campaign: runs each target for SECONDS, one after another, and appends what each
+# did to the ledger Fuzz/campaigns.tsv (committed: the executions add up across campaigns), then
+# prints the ledger's totals per target. Exits non-zero when any target found something.
+#
+# Usage: Fuzz/campaign.sh SECONDS [TARGET...]   (default: the four decoder targets and the HTTP client)
+set -uo pipefail
+cd "$(dirname "$0")"
+seconds=${1:?usage: Fuzz/campaign.sh SECONDS [TARGET...]}; shift
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(JPEGFuzzer PNGFuzzer GIFFuzzer WebPFuzzer HTTPResponseFuzzer)
+ledger=campaigns.tsv
+[ -f "$ledger" ] || printf 'date\ttarget\tseconds\texecutions\tresult\n' > "$ledger"
+found=0
+for target in "${targets[@]}"; do
+    log=$(mktemp)
+    ./run.sh --target "$target" "$seconds" > "$log" 2>&1
+    status=$?
+    executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
+    result=clean
+    if [ "$status" -ne 0 ]; then
+        result="finding (exit $status): $(grep -m1 -E 'ERROR: (AddressSanitizer|libFuzzer)|Fatal error' "$log" | cut -c1-120)"
+        found=1
+        tail -n 40 "$log" >&2
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)" "$target" "$seconds" "${executions:-0}" "$result" >> "$ledger"
+    echo "$target: ${executions:-0} executions in $seconds s, $result"
+    rm -f "$log"
+done
+echo "ledger totals (all campaigns):"
+awk -F'\t' 'NR > 1 { runs[$2]++; total[$2] += $4; if ($5 != "clean") bad[$2]++ }
+    END { for (t in total) printf "  %-20s %12d executions in %d runs, %d with findings\n", t, total[t], runs[t], bad[t] }' "$ledger" | sort
+exit "$found"
