@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Runs a program and reports its peak resident memory as the kernel accounted it for that one
-/// process (`wait4`'s `ru_maxrss`), so tests running beside it do not blur the number.
+/// process (`ru_maxrss` of the waited child).
+///
+/// A small Python process starts it and reads the number: a child spawned straight from the test
+/// process would start its count from the test process's own peak (Linux carries the old address
+/// space's high-water mark across `exec`), hundreds of MB that have nothing to do with the child.
 enum PeakMemory {
+    static let isAvailable = FileManager.default.isExecutableFile(atPath: PillowOracle.python)
+
     struct Run {
         var status: Int32
         var output: String
@@ -16,25 +17,23 @@ enum PeakMemory {
     }
 
     static func run(_ executable: URL, _ arguments: [String]) throws -> Run {
-        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("peak-\(UUID().uuidString).out")
-        defer { try? FileManager.default.removeItem(at: outputFile) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        }
-        let exitStatus = status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
-        let output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
-        return Run(status: exitStatus, output: output, peakKB: Int(usage.ru_maxrss))
+        let script = """
+            import resource, subprocess, sys
+            child = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            sys.stdout.write("%d %d\\n" % (child.returncode, peak) + child.stdout.decode("utf-8", "replace"))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: PillowOracle.python)
+        process.arguments = ["-c", script, executable.path] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let firstLine = output.prefix { $0 != "\n" }
+        let fields = firstLine.split(separator: " ").compactMap { Int($0) }
+        guard process.terminationStatus == 0, fields.count == 2 else { throw CocoaError(.fileReadUnknown) }
+        return Run(status: Int32(fields[0]), output: String(output.dropFirst(firstLine.count)), peakKB: fields[1])
     }
 }
