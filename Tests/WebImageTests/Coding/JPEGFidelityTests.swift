@@ -97,12 +97,39 @@ import WebImageTestSupport
         // 4:2:0 with its four luma blocks stacked 1×4 instead of 2×2 (4:1:0 turned on its side):
         // the same six blocks per MCU and, at 96×64, the same 24 MCUs, so the scan stays valid.
         try expectPillowPixels(try patched(try Self.photo(), [0x14]), "luma 1×4, chroma 1×1")
-        // Grayscale declared 3×1: one component, so every block is its own MCU either way.
+        // Grayscale declared 3×1: one component, so every block is its own MCU either way (TurboJPEG
+        // takes this one itself; the others here it cannot classify, as tjDecompressHeader3 says).
         try expectPillowPixels(try patched(try Self.photo(sampling: .gray), [0x31]), "gray 3×1")
         // 4:4:4 relabelled luma 1×3: the scan no longer fits (libjpeg warns and fills in), which
         // libjpeg's API must survive like any other warning.
         try expectPillowPixels(try patched(try Self.photo(sampling: .full), [0x13]), "luma 1×3 over a 4:4:4 scan",
                                loadTruncated: true)
+        // CMYK (Adobe, inverted) with its first component 1×2: libjpeg's CMYK output, converted as Pillow does.
+        try expectPillowPixels(try patched(try PillowOracle.cmykJPEG(width: 96, height: 64), [0x12]), "CMYK, first component 1×2",
+                               loadTruncated: true)
+    }
+
+    /// libjpeg's API path gives TurboJPEG's pixels on the files both take, at every DCT scale,
+    /// whole or cut in the scan.
+    @Test func libjpegAPIMatchesTurboJPEG() throws {
+        var coder = JPEGCoder()
+        coder.decodesEighthScaleFromDC = false
+        for sampling: JPEGCoder.ChromaSampling in [.full, .halfBoth, .quarterAcross, .gray] {
+            for progressive in [false, true] {
+                let whole = try Self.photo(width: 120, height: 72, sampling: sampling, progressive: progressive)
+                for data in [whole, whole.prefix(whole.count * 2 / 3)] {
+                    for denominator in [1, 2, 4, 8] {
+                        let size = ((120 + denominator - 1) / denominator, (72 + denominator - 1) / denominator)
+                        let throughLibjpeg = try data.withUnsafeBytes { bytes in
+                            try JPEGLibDecompressor(bytes).decode(denominator: denominator, size: size) { _ in }
+                        }
+                        let throughTurboJPEG = try coder.decode(data, options: DecodeOptions(maxPixelSize: size.0))
+                        #expect(JPEGEighthScaleTests.samePixels(throughLibjpeg, throughTurboJPEG.bitmap),
+                                "\(sampling), progressive \(progressive), \(data.count) bytes, 1/\(denominator)")
+                    }
+                }
+            }
+        }
     }
 
     /// A 10000×10000 JPEG whose whole scan fits in a few bytes: one-bit Huffman codes make each

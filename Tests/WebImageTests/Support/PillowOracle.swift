@@ -49,6 +49,24 @@ enum PillowOracle {
         return Image(width: fields[0], height: fields[1], rgba: Array(result.output[(newline + 1)...]))
     }
 
+    /// A CMYK JPEG of a colour gradient as Pillow writes it (inverted, with an Adobe marker, every
+    /// component 1×1), for tests that need one; TurboJPEG here encodes RGB only.
+    static func cmykJPEG(width: Int, height: Int) throws -> Data {
+        let script = """
+            import io, sys
+            from PIL import Image
+            w, h = int(sys.argv[1]), int(sys.argv[2])
+            im = Image.new("CMYK", (w, h))
+            im.putdata([(x * 255 // w, y * 255 // h, (x + y) % 256, (x * y) % 97) for y in range(h) for x in range(w)])
+            out = io.BytesIO()
+            im.save(out, "JPEG", quality=90)
+            sys.stdout.buffer.write(out.getvalue())
+            """
+        let result = try run(["-c", script, String(width), String(height)])
+        guard result.status == 0, !result.output.isEmpty else { throw CocoaError(.fileReadUnknown) }
+        return Data(result.output)
+    }
+
     private static func run(_ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
