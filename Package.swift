@@ -23,6 +23,8 @@ let package = Package(
     ],
     targets: [
         codec("CJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
+        // libjpeg's full API, for the JPEGs TurboJPEG will not classify.
+        codec("CJPEGLib", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         codec("CPNG", pkgConfig: "spng", apt: "libspng-dev"),
         codec("CWebP", pkgConfig: "libwebpdemux", apt: "libwebp-dev"),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
@@ -30,7 +32,7 @@ let package = Package(
         .target(
             name: "WebImage",
             dependencies: [
-                "CJPEG", "CPNG", "CWebP", "CGIF", "CZlib",
+                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [--bench]   (--bench adds the tools the comparison scripts run)
 set -euo pipefail
 # openssl makes the throwaway certificate of the HTTPS tests.
-packages=(libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl)
+packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
 fi

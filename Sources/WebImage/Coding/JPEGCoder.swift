@@ -8,7 +8,11 @@ import Foundation
 /// JPEG decoding and encoding with libjpeg-turbo's TurboJPEG API.
 ///
 /// Decodes baseline, progressive, grayscale and CMYK/YCCK JPEGs straight into the returned
-/// bitmap's memory. Thumbnails use the DCT's own scaling (1/2, 1/4, 1/8) so the full-size bitmap
+/// bitmap's memory. What libjpeg decodes with warnings (stray bytes, data that ends in the middle
+/// of a scan, filled in grey) decodes here too, as in Pillow and browsers; only fatal errors fail.
+/// Files TurboJPEG cannot classify (unusual sampling factors) go through libjpeg's own API
+/// (``JPEGLibDecompressor``), and a file far too small for its declared size is refused before
+/// any pixel memory is taken (``JPEGDataPlausibility``). Thumbnails use the DCT's own scaling (1/2, 1/4, 1/8) so the full-size bitmap
 /// is never allocated, then a high-quality resample to the exact size; at 1/8 scale, sequential
 /// JPEGs are read from their DC coefficients by ``JPEGEighthScaleDecoder`` (same pixels as
 /// libjpeg-turbo's, in a fraction of the time). The EXIF orientation is reported, not applied.
@@ -32,14 +36,18 @@ public struct JPEGCoder: ImageCoder {
             defer { tjDestroy(handle) }
             var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
             if tjDecompressHeader3(handle, base, UInt(bytes.count), &width, &height, &subsampling, &colorspace) != 0 {
-                // TurboJPEG 2.1 refuses to describe unusual sampling factors (e.g. 1x3) although
-                // it decodes them to RGB fine: read the frame header ourselves then.
-                guard String(cString: tjGetErrorStr2(handle)).contains("subsampling"),
-                      let frame = Self.frameHeader(bytes) else { throw Self.error(handle, data: bytes) }
-                (width, height) = (Int32(frame.width), Int32(frame.height))
-                colorspace = frame.components == 4 ? Int32(TJCS_CMYK.rawValue) : Int32(TJCS_YCbCr.rawValue)
+                // TurboJPEG 2.1 refuses to describe sampling factors outside its list (e.g. 1×3
+                // luma); libjpeg's own API decodes every sampling libjpeg supports.
+                if String(cString: tjGetErrorStr2(handle)).contains("subsampling") {
+                    return try decodeThroughLibjpeg(bytes, options: options)
+                }
+                // A warning (e.g. stray bytes before a marker) still read the whole header.
+                guard tjGetErrorCode(handle) == TJERR_WARNING.rawValue, width > 0, height > 0 else {
+                    throw Self.error(message: String(cString: tjGetErrorStr2(handle)))
+                }
             }
             let target = try options.targetSize(width: Int(width), height: Int(height))
+            try JPEGDataPlausibility.check(bytes, width: Int(width), height: Int(height))
             let scaled = Self.dctScaledSize(width: Int(width), height: Int(height), atLeast: target)
             let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
             let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
@@ -50,25 +58,42 @@ public struct JPEGCoder: ImageCoder {
                 let output = buffer.bindMemory(to: UInt8.self).baseAddress!
                 let status = tjDecompress2(handle, base, UInt(bytes.count), output, Int32(scaled.width), 0,
                                            Int32(scaled.height), pixelFormat.rawValue, 0)
-                if status != 0 {
-                    // Warnings are recoverable corruption (libjpeg fills in and goes on), except a
-                    // premature end: a half-grey photo must not pass for the real one.
-                    let message = String(cString: tjGetErrorStr2(handle))
-                    if tjGetErrorCode(handle) != TJERR_WARNING.rawValue || message.contains("Premature end") {
-                        throw Self.error(handle, data: bytes)
-                    }
+                // Warnings are corruption libjpeg recovered from (stray bytes, data that ends early
+                // and is filled in grey): the image libjpeg, Pillow and browsers show. Only fatal
+                // errors fail.
+                if status != 0, tjGetErrorCode(handle) != TJERR_WARNING.rawValue {
+                    throw Self.error(message: String(cString: tjGetErrorStr2(handle)))
                 }
                 if isCMYK {
                     Self.convertCMYKToRGBA(buffer, inverted: Self.hasAdobeMarker(bytes))
                 }
             }
-            if (decoded.width, decoded.height) == (target.width, target.height) { return decoded }
-            return try Resampler.resize(decoded, width: target.width, height: target.height, filter: .lanczos3,
-                                        options: options)
+            return try Self.resized(decoded, to: target, options: options)
         }
         return DecodedImage(bitmap: bitmap, format: .jpeg,
                             orientation: EXIFReader.orientation(inJPEG: data) ?? .up,
                             scale: options.scale, hasAlpha: false)
+    }
+
+    /// Decodes with libjpeg's full API (see ``JPEGLibDecompressor``) under the same rules as the
+    /// TurboJPEG path: the same size checks first, the same DCT scaling, warnings kept.
+    private func decodeThroughLibjpeg(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws -> Bitmap {
+        let decompressor = try JPEGLibDecompressor(bytes)
+        let (width, height) = (decompressor.width, decompressor.height)
+        let target = try options.targetSize(width: width, height: height)
+        try JPEGDataPlausibility.check(bytes, width: width, height: height)
+        let denominator = Self.dctDenominator(width: width, height: height, atLeast: target)
+        let scaled = ((width + denominator - 1) / denominator, (height + denominator - 1) / denominator)
+        let decoded = try decompressor.decode(denominator: denominator, size: scaled) { buffer in
+            Self.convertCMYKToRGBA(buffer, inverted: Self.hasAdobeMarker(bytes))
+        }
+        return try Self.resized(decoded, to: target, options: options)
+    }
+
+    /// `decoded` itself when it has the target size, else resampled to it.
+    private static func resized(_ decoded: Bitmap, to target: (width: Int, height: Int), options: DecodeOptions) throws -> Bitmap {
+        if (decoded.width, decoded.height) == (target.width, target.height) { return decoded }
+        return try Resampler.resize(decoded, width: target.width, height: target.height, filter: .lanczos3, options: options)
     }
 
     public func canEncode(_ format: ImageFormat) -> Bool { format == .jpeg }
@@ -121,16 +146,22 @@ public struct JPEGCoder: ImageCoder {
 
     /// The smallest DCT-scaled size (1/1, 1/2, 1/4, 1/8) that still covers `target`.
     static func dctScaledSize(width: Int, height: Int, atLeast target: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        let denominator = dctDenominator(width: width, height: height, atLeast: target)
+        return ((width + denominator - 1) / denominator, (height + denominator - 1) / denominator)
+    }
+
+    /// The largest DCT scaling denominator (8, 4, 2 or 1) whose output still covers `target`.
+    static func dctDenominator(width: Int, height: Int, atLeast target: (width: Int, height: Int)) -> Int {
         for denominator in [8, 4, 2] {
             let scaledWidth = (width + denominator - 1) / denominator
             let scaledHeight = (height + denominator - 1) / denominator
-            if scaledWidth >= target.width, scaledHeight >= target.height { return (scaledWidth, scaledHeight) }
+            if scaledWidth >= target.width, scaledHeight >= target.height { return denominator }
         }
-        return (width, height)
+        return 1
     }
 
-    private static func error(_ handle: tjhandle, data: UnsafeRawBufferPointer) -> WebImageError {
-        let message = String(cString: tjGetErrorStr2(handle))
+    /// The typed error for a libjpeg (or TurboJPEG) error message.
+    static func error(message: String) -> WebImageError {
         if message.contains("Premature end") || message.contains("insufficient data") {
             return .truncatedData(message)
         }
@@ -141,25 +172,6 @@ public struct JPEGCoder: ImageCoder {
             return .tooLarge(message)
         }
         return .corruptData(message)
-    }
-
-    /// Width, height and component count from the first SOFn marker.
-    static func frameHeader(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int, components: Int)? {
-        var offset = 2
-        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
-            let marker = bytes[offset + 1]
-            if marker == 0xFF { offset += 1; continue }
-            if marker == 0xDA || marker == 0xD9 { return nil }
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2 else { return nil }
-            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker), offset + 10 <= bytes.count {
-                let height = Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6])
-                let width = Int(bytes[offset + 7]) << 8 | Int(bytes[offset + 8])
-                return (width, height, Int(bytes[offset + 9]))
-            }
-            offset += 2 + length
-        }
-        return nil
     }
 
     /// Whether an Adobe APP14 segment is present: Adobe writes CMYK inverted.

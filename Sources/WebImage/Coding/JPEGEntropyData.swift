@@ -22,11 +22,13 @@ struct JPEGEntropyData: Sendable {
     let restartOffsets: [Int]
 
     /// The data of the scan that starts at `start`, or `nil` when its restart markers are out of
-    /// sequence (libjpeg resynchronizes on those in its own way).
+    /// sequence (libjpeg resynchronizes on those in its own way) or a marker other than EOI ends
+    /// it: libjpeg reads every segment up to EOI and may fail on one, so such files are left to it
+    /// (a thumbnail must fail exactly when the full decode does).
     init?(_ source: UnsafeRawBufferPointer, from start: Int) {
         guard start <= source.count, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         var restarts: [Int] = []
-        var inSequence = true
+        var isPlainScan = true // restarts in order, and EOI (or the end of the data) after the scan
         var written = 0
         let buffer = try? PixelBuffer(scratchCount: source.count - start + Self.padding) { buffer in
             let target = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -49,18 +51,21 @@ struct JPEGEntropyData: Sendable {
                     written += 1
                 case 0xD0...0xD7:
                     guard Int(base[next] - 0xD0) == restarts.count % 8 else {
-                        inSequence = false
+                        isPlainScan = false
                         break scan
                     }
                     restarts.append(written)
+                case 0xD9:
+                    break scan
                 default:
-                    break scan // EOI or another marker: the scan is over
+                    isPlainScan = false
+                    break scan
                 }
                 read = next + 1
             }
             (target + written).initialize(repeating: 0, count: Self.padding)
         }
-        guard let buffer, inSequence else { return nil }
+        guard let buffer, isPlainScan else { return nil }
         bytes = buffer
         count = written
         restartOffsets = restarts

@@ -26,8 +26,9 @@ import WebImageTestSupport
             let prefix = data.prefix(cut)
             do {
                 _ = try coders.decode(Data(prefix), options: DecodeOptions())
-                // Only a cut in trailing metadata may still decode; the image data must be whole.
-                #expect(cut > data.count * 9 / 10, "\(format) cut at \(cut) of \(data.count) decoded")
+                // Only a cut in trailing metadata may still decode; the image data must be whole. JPEG
+                // excepted: libjpeg fills a scan cut short in grey, as browsers show it (JPEGFidelityTests).
+                #expect(cut > data.count * 9 / 10 || format == .jpeg, "\(format) cut at \(cut) of \(data.count) decoded")
             } catch let error as WebImageError {
                 switch error {
                 case .truncatedData, .corruptData, .emptyData, .unsupportedFormat: break
