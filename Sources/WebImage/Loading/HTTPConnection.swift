@@ -104,9 +104,15 @@ final class HTTPResponseHandler: ChannelInboundHandler {
         do {
             switch unwrapInboundIn(data) {
             case .head(let head):
-                // 1xx heads are interim; the final head follows on the same stream.
-                if head.status.code < 200 && head.status != .switchingProtocols { return }
                 sawResponse = true
+                // The server switched the connection to another protocol we never asked for: what
+                // follows is not HTTP/1.1, so the connection must not go back to the pool.
+                if head.status == .switchingProtocols { throw WebImageError.httpStatus(101) }
+                // Other 1xx heads are interim (the decoder drops them); the final head follows.
+                if head.status.code < 200 {
+                    sawResponse = false
+                    return
+                }
                 keepAlive = head.isKeepAlive
                 try consumer.receive(head: head)
             case .body(let buffer):
