@@ -5,6 +5,7 @@ import Foundation
 #endif
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// One HTTP load from request to result: leases a connection, runs an exchange on it, follows
 /// redirects, sends again when a kept-alive connection turns out dead, and reports once.
@@ -99,7 +100,10 @@ final class HTTPTransfer: Sendable {
             state.withLock { $0.completion = completion }
             return finish(.failure(error))
         }
-        let deadline = pool.group.next().scheduleTask(in: limits.resource) { [self] in abort(with: .timedOut) }
+        // On the loop this starts from (a download started as the previous one ended, usually that
+        // connection's loop) setting and cancelling the timer wakes no other thread.
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? pool.group.next()
+        let deadline = loop.scheduleTask(in: limits.resource) { [self] in abort(with: .timedOut) }
         let aborted = state.withLock { state -> WebImageError? in
             state.completion = completion
             state.deadline = deadline

@@ -9,7 +9,8 @@ public enum WebImageError: Error, Sendable, Hashable {
     case invalidURL(String)
     /// The server answered with a status outside 200...299 (304 is reported as not-modified, not here).
     case httpStatus(Int)
-    /// No bytes arrived for longer than the timeout.
+    /// No bytes arrived for longer than the timeout (or the connection could not be opened within
+    /// it, or the load ran past its resource timeout).
     case timedOut
     /// The connection could not be made or broke: refused, reset, lost, DNS failure, offline.
     case connectionFailed(String)

@@ -35,3 +35,23 @@ struct CookieJarTests {
         #expect(jar.header(for: url) == "b=2")
     }
 }
+
+extension CookieJarTests {
+    @Test func negativeMaxAgeDeletesAndOtherAttributesAreIgnored() {
+        let jar = CookieJar()
+        jar.store(setCookies: ["a=1; Path=/x; Expires=Wed, 21 Oct 2015 07:28:00 GMT", "b=2; Max-Age=3600"], from: url)
+        #expect(jar.header(for: url) == "a=1; b=2")
+        jar.store(setCookies: ["b=2; Max-Age=-1"], from: url)
+        #expect(jar.header(for: url) == "a=1")
+    }
+
+    @Test func theOldestOriginIsEvictedFirst() {
+        let jar = CookieJar()
+        let first = URL(string: "http://127.0.0.1:1/")!
+        for port in 1...CookieJar.maxOrigins { jar.store(setCookies: ["c=v"], from: URL(string: "http://127.0.0.1:\(port)/")!) }
+        #expect(jar.header(for: first) == "c=v")
+        jar.store(setCookies: ["c=v"], from: URL(string: "http://127.0.0.1:60000/")!)
+        #expect(jar.header(for: first) == nil)
+        #expect(jar.originCount == CookieJar.maxOrigins)
+    }
+}

@@ -101,3 +101,114 @@ struct UpgradeResponseTests {
         }
     }
 }
+
+/// The opt-ins and the hook of the redirect policy.
+@Suite("Redirect policy options", .timeLimit(.minutes(1)))
+struct RedirectPolicyOptionTests {
+    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
+    func insecureRedirectsCanBeAllowed() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { secure in
+            try await withServer { plain in
+                secure.route("/a.png", .redirect(to: plain.url("/a.png").absoluteString))
+                plain.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+                try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true,
+                                               allowsInsecureRedirects: true)) { loader in
+                    #expect(await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
+                }
+                let downloader = ImageDownloader(configuration: .init(allowsInvalidCertificates: true, allowsInsecureRedirects: true))
+                #expect(await collect(downloader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
+                try await downloader.shutdown()
+                let strict = ImageDownloader(configuration: .init(allowsInvalidCertificates: true))
+                #expect(await collect(strict.load(ImageLoadRequest(url: secure.url("/a.png")))).error?.code == "insecureRedirect")
+                try await strict.shutdown()
+                #expect(plain.requestCount(for: "/a.png") == 2)
+            }
+        }
+    }
+
+    @Test func theRedirectPolicySeesEveryHopAndCanRefuse() async throws {
+        try await withServer { origin in
+            try await withServer { other in
+                origin.route("/a", .redirect(to: "/b"))
+                origin.route("/b", .redirect(to: other.url("/c").absoluteString))
+                other.route("/c", .image(testBytes(10), contentType: "image/png"))
+                let hops = Locked<[String]>([])
+                let blockedPort = other.port
+                let downloader = ImageDownloader(configuration: .init(redirectPolicy: { from, to in
+                    hops.withLock { $0.append("\(from.path)->\(to.path)") }
+                    return to.port != blockedPort
+                }))
+                let outcome = await collect(downloader.load(ImageLoadRequest(url: origin.url("/a"))))
+                guard case .rejected = outcome.error else {
+                    Issue.record("expected rejected, got \(String(describing: outcome.error))")
+                    return
+                }
+                #expect(hops.withLock { $0 } == ["/a->/b", "/b->/c"])
+                #expect(other.totalRequestCount == 0, "the refused target was requested")
+
+                let permissive = ImageDownloader(configuration: .init(redirectPolicy: { _, _ in true }))
+                #expect(await collect(permissive.load(ImageLoadRequest(url: origin.url("/a")))).data?.count == 10)
+            }
+        }
+    }
+
+    @Test func theLoadersRedirectPolicyApplies() async throws {
+        try await withServer { server in
+            server.route("/a", .redirect(to: "/b"))
+            server.route("/b", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), redirectPolicy: { _, to in to.path != "/b" })) { loader in
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).error?.code == "rejected")
+            }
+            #expect(server.requestCount(for: "/b") == 0)
+        }
+    }
+}
+
+/// Extra trust roots, and credentials over https.
+@Suite("Trusted certificates", .enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"),
+       .timeLimit(.minutes(1)))
+struct TrustedCertificateTests {
+    @Test func aSelfSignedCertificateGivenAsPEMIsTrusted() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { server in
+            server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: [tls.certificatePEM])) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
+                #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            }
+            // Another certificate is still refused.
+            let stranger = try #require(try LoopbackTLS.selfSigned())
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: [stranger.certificatePEM])) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
+                #expect(outcome.error?.code == "untrustedCertificate", "\(String(describing: outcome.error))")
+            }
+        }
+    }
+
+    @Test func theDownloaderTrustsItsPEMAndSendsCredentialsOverHTTPS() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { server in
+            server.route("/private", .image(testBytes(10), contentType: "image/png"))
+            let downloader = ImageDownloader(configuration: .init(
+                credentials: ["127.0.0.1": HTTPCredential(user: "alice", password: "secret")],
+                trustedCertificatesPEM: [tls.certificatePEM]))
+            let outcome = await collect(downloader.load(ImageLoadRequest(url: server.url("/private"))))
+            #expect(outcome.data?.count == 10, "\(String(describing: outcome.error))")
+            #expect(server.requests.first?.headers["authorization"] == "Basic YWxpY2U6c2VjcmV0")
+            try await downloader.shutdown()
+        }
+    }
+
+    @Test func garbagePEMFailsHTTPSLoadsWithATypedError() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { server in
+            server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: ["not a certificate"])) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
+                #expect(outcome.error != nil && outcome.data == nil)
+            }
+            #expect(server.totalRequestCount == 0)
+        }
+    }
+}
