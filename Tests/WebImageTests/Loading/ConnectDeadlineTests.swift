@@ -21,7 +21,7 @@ struct ConnectDeadlineTests {
                 #expect(ContinuousClock.now - start < .seconds(8))
             }
             // The half-open connection was closed, not left to TCP keepalive.
-            let closed = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
+            let closed: Void? = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
             #expect(closed != nil)
         }
     }
@@ -36,7 +36,7 @@ struct ConnectDeadlineTests {
                 let outcome = await finishing(within: .seconds(5)) { await task.value }
                 #expect(outcome != nil, "the cancelled load was still connecting after 5 s")
                 #expect(outcome?.error == .cancelled)
-                let closed = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
+                let closed: Void? = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
                 #expect(closed != nil, "the connection being set up was left open")
             }
         }
@@ -50,7 +50,7 @@ struct ConnectDeadlineTests {
             token.cancel()
             let outcome = await finishing(within: .seconds(5)) { await collect(token.events) }
             #expect(outcome?.error == .cancelled)
-            let closed = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
+            let closed: Void? = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
             #expect(closed != nil, "the connection being set up was left open")
             #expect(downloader.runningDownloadCount == 0)
         }

@@ -89,8 +89,8 @@ struct UpgradeResponseTests {
             server.route("/a", .image(testBytes(10), contentType: "image/png"))
             try await withHTTPLoader(.init(idleTimeout: .seconds(2), maxConnectionsPerHost: 1)) { loader in
                 let upgraded = await collect(loader.load(ImageLoadRequest(url: server.url("/upgrade"))))
-                #expect(upgraded.error != nil)
-                #expect(upgraded.error?.isTransient == false || upgraded.error?.code == "connectionFailed")
+                #expect(upgraded.error?.code == "httpStatus", "\(String(describing: upgraded.error))")
+                #expect(upgraded.error?.isTransient == false)
                 let next = await collect(loader.load(ImageLoadRequest(url: server.url("/a"))))
                 #expect(next.error == nil, "\(String(describing: next.error))")
                 #expect(next.data?.count == 10)
@@ -209,6 +209,21 @@ struct TrustedCertificateTests {
                 #expect(outcome.error != nil && outcome.data == nil)
             }
             #expect(server.totalRequestCount == 0)
+        }
+    }
+
+    @Test func a101OnAReusedConnectionIsNotRetriedAsStale() async throws {
+        try await withServer { server in
+            server.route("/upgrade", LoopbackResponse(status: 101, headers: ["Upgrade": "websocket", "Connection": "upgrade"]))
+            server.route("/a", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(2), maxConnectionsPerHost: 1)) { loader in
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).data?.count == 10)
+                let upgraded = await collect(loader.load(ImageLoadRequest(url: server.url("/upgrade"))))
+                #expect(upgraded.error == .httpStatus(101))
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).data?.count == 10)
+            }
+            #expect(server.requestCount(for: "/upgrade") == 1)
+            #expect(Set(server.requests.map(\.connection)).count == 2)
         }
     }
 }

@@ -89,7 +89,7 @@ struct ConnectTimeoutTests {
                 #expect(outcome?.error == .timedOut)
                 #expect(ContinuousClock.now - start < .seconds(8))
             }
-            let closed = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
+            let closed: Void? = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
             #expect(closed != nil)
         }
     }
