@@ -16,6 +16,16 @@ struct ManagerArguments: ParsableArguments {
     @Option(help: "Idle timeout of a download, in seconds.")
     var timeout = 15.0
 
+    @Option(help: "Total deadline of a download, in seconds, however steadily bytes arrive.")
+    var resourceTimeout = 60.0
+
+    @Option(help: ArgumentHelp("Trust the certificates in this PEM file too (a private CA or a self-signed server).",
+                               valueName: "PEM"))
+    var caFile: String?
+
+    @Flag(help: "Skip TLS certificate validation (test servers only).")
+    var allowInvalidCertificates = false
+
     @Option(name: .customLong("header"), help: "An extra request header, 'Name: value' (repeatable).")
     var headers: [String] = []
 
@@ -28,8 +38,29 @@ struct ManagerArguments: ParsableArguments {
     func validate() throws {
         guard concurrency > 0 else { throw ValidationError("--concurrency must be at least 1") }
         if let memoryLimit, memoryLimit < 0 { throw ValidationError("--memory-limit must not be negative") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        _ = try Self.duration(seconds: timeout, option: "--timeout")
+        _ = try Self.duration(seconds: resourceTimeout, option: "--resource-timeout")
         _ = try parsedHeaders()
+        if let caFile {
+            guard let pem = try? String(contentsOfFile: caFile, encoding: .utf8) else {
+                throw ValidationError("--ca-file: cannot read \(caFile)")
+            }
+            guard pem.contains("-----BEGIN CERTIFICATE-----") else {
+                throw ValidationError("--ca-file: no PEM certificate in \(caFile)")
+            }
+        }
+    }
+
+    /// The longest timeout taken as given; longer ones are clamped to it (a year is "never").
+    static let longestTimeout = 365.0 * 24 * 3600
+
+    /// `seconds` as a duration: positive and finite, or a validation error naming `option`;
+    /// clamped to ``longestTimeout``.
+    static func duration(seconds: Double, option: String) throws -> Duration {
+        guard seconds.isFinite, seconds > 0 else {
+            throw ValidationError("\(option) must be a positive number of seconds, got \(seconds)")
+        }
+        return .milliseconds(Int64((min(seconds, longestTimeout) * 1000).rounded(.up)))
     }
 
     /// The headers as a dictionary.
@@ -39,7 +70,13 @@ struct ManagerArguments: ParsableArguments {
             guard let colon = header.firstIndex(of: ":") else { throw ValidationError("--header needs 'Name: value', got '\(header)'") }
             let name = header[..<colon].trimmingSpacesAndTabs
             guard !name.isEmpty else { throw ValidationError("--header needs a name, got '\(header)'") }
-            result[name] = header[header.index(after: colon)...].trimmingSpacesAndTabs
+            let value = header[header.index(after: colon)...].trimmingSpacesAndTabs
+            do {
+                try ImageLoadRequest.validateHeader(name: name, value: value)
+            } catch {
+                throw ValidationError("--header \(header.debugDescription): \(error)")
+            }
+            result[name] = value
         }
         return result
     }
@@ -62,8 +99,15 @@ struct ManagerArguments: ParsableArguments {
     func makeManager() -> ImageManager {
         let memory = MemoryCache<String, DecodedImage>(costLimit: memoryLimit.map { $0 << 20 } ?? MemoryCache<String, DecodedImage>.defaultCostLimit)
         let cache = ImageCache(memoryCache: memory, diskCache: DiskCache(configuration: place.configuration()))
+        // `validate()` checked the timeouts and the PEM file.
+        let pem = caFile.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
         let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(
-            maxConcurrentDownloads: concurrency, timeout: .milliseconds(Int(timeout * 1000))))
+            maxConcurrentDownloads: concurrency,
+            timeout: (try? Self.duration(seconds: timeout, option: "--timeout")) ?? ImageLoaderDefaults.idleTimeout,
+            allowsInvalidCertificates: allowInvalidCertificates,
+            resourceTimeout: (try? Self.duration(seconds: resourceTimeout, option: "--resource-timeout"))
+                ?? ImageLoaderDefaults.resourceTimeout,
+            trustedCertificatesPEM: pem.map { [$0] } ?? []))
         return ImageManager(cache: cache, loader: downloader)
     }
 }

@@ -12,6 +12,8 @@ public struct LoopbackTLS: Sendable {
     let context: NIOSSLContext
     /// The certificate in PEM, for a client that should trust it.
     public let certificatePEM: String
+    /// What ``context`` was made from, kept to derive variants (``limited(toMaximum:)``).
+    private let configuration: TLSConfiguration
 
     /// TLS with the certificate and private key in these PEM files.
     public init(certificateFile: String, privateKeyFile: String) throws {
@@ -19,7 +21,23 @@ public struct LoopbackTLS: Sendable {
         let configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMFile(certificateFile).map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(file: privateKeyFile, format: .pem)))
+        self.configuration = configuration
         context = try NIOSSLContext(configuration: configuration)
+    }
+
+    private init(certificatePEM: String, configuration: TLSConfiguration) throws {
+        self.certificatePEM = certificatePEM
+        self.configuration = configuration
+        context = try NIOSSLContext(configuration: configuration)
+    }
+
+    /// The same certificate, but a server that speaks TLS no newer than `version` (an outdated
+    /// server, for testing a client's minimum version).
+    public func limited(toMaximum version: TLSVersion) throws -> LoopbackTLS {
+        var limited = configuration
+        limited.minimumTLSVersion = .tlsv1
+        limited.maximumTLSVersion = version
+        return try LoopbackTLS(certificatePEM: certificatePEM, configuration: limited)
     }
 }
 

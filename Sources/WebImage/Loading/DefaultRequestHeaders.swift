@@ -6,8 +6,11 @@ struct DefaultRequestHeaders: Sendable {
     let byName: [String: (String, String)]
     /// All of them, in the order a request sends them: what a request that adds nothing sends.
     let fields: HTTPHeaders
+    /// Why one of them cannot be sent (checked once here): every load fails with it.
+    let problem: String?
 
     init(_ headers: [String: String]) {
+        problem = headers.lazy.compactMap { RequestValidation.headerProblem(name: $0.key, value: $0.value) }.first
         var byName: [String: (String, String)] = [:]
         for (name, value) in headers { byName[name.lowercased()] = (name, value) }
         self.byName = byName

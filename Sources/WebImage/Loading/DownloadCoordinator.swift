@@ -95,9 +95,10 @@ final class DownloadCoordinator: Sendable {
 
     init(configuration: ImageDownloaderConfiguration) {
         self.configuration = configuration
-        if configuration.allowsInvalidCertificates {
-            http = HTTPImageLoader(configuration: .init(allowsInvalidCertificates: true,
-                                                        maxConnectionsPerHost: max(configuration.maxConcurrentDownloads, 1)))
+        if configuration.allowsInvalidCertificates || !configuration.trustedCertificatesPEM.isEmpty {
+            http = HTTPImageLoader(configuration: .init(allowsInvalidCertificates: configuration.allowsInvalidCertificates,
+                                                        maxConnectionsPerHost: max(configuration.maxConcurrentDownloads, 1),
+                                                        trustedCertificatesPEM: configuration.trustedCertificatesPEM))
             ownsHTTPLoader = true
         } else {
             http = HTTPImageLoader.shared
@@ -146,6 +147,7 @@ final class DownloadCoordinator: Sendable {
             request = modified
         }
         if request.timeout == nil { request.timeout = configuration.timeout }
+        if request.resourceTimeout == nil { request.resourceTimeout = configuration.resourceTimeout }
         let usesSlot: Bool
         switch request.url.scheme?.lowercased() {
         case "http", "https": usesSlot = true
@@ -463,11 +465,16 @@ final class DownloadCoordinator: Sendable {
             defaultHeaders: DefaultRequestHeaders(configuration.headers),
             maxBodySize: configuration.maxBodySize,
             maxRedirects: configuration.maxRedirects,
+            resourceTimeout: configuration.resourceTimeout,
+            allowsInsecureRedirects: configuration.allowsInsecureRedirects,
+            redirectPolicy: configuration.redirectPolicy,
             sameOriginHeaders: { url in
                 // Most downloaders hold no credentials and (so far) no cookies.
                 guard !configuration.credentials.isEmpty || (configuration.cookiesEnabled && !cookies.isEmpty) else { return [:] }
                 var headers: [String: String] = [:]
-                if let credential = configuration.credentials[url.host?.lowercased() ?? ""] {
+                // Basic auth is the password in clear (base64): only over TLS unless opted in.
+                if configuration.allowsCredentialsOverHTTP || url.scheme?.lowercased() == "https",
+                   let credential = configuration.credentials[url.host?.lowercased() ?? ""] {
                     headers["Authorization"] = credential.authorizationHeader
                 }
                 if configuration.cookiesEnabled, let cookie = cookies.header(for: url) { headers["Cookie"] = cookie }

@@ -104,8 +104,15 @@ final class HTTPResponseHandler: ChannelInboundHandler {
         do {
             switch unwrapInboundIn(data) {
             case .head(let head):
-                // 1xx heads are interim; the final head follows on the same stream.
-                if head.status.code < 200 && head.status != .switchingProtocols { return }
+                if head.status == .switchingProtocols {
+                    // The server switched the connection to a protocol we never asked for: what
+                    // follows is not HTTP/1.1, so the connection is closed, not pooled (and, as
+                    // the server did answer, the request is not retried as if it were stale).
+                    sawResponse = true
+                    throw WebImageError.httpStatus(101)
+                }
+                // Other 1xx heads are interim (the decoder drops them); the final head follows.
+                if head.status.code < 200 { return }
                 sawResponse = true
                 keepAlive = head.isKeepAlive
                 try consumer.receive(head: head)

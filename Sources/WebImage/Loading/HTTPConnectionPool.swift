@@ -15,21 +15,27 @@ import NIOTLS
 /// callback to the next (lease, request, response, next download) without waking a thread of
 /// the cooperative pool in between.
 final class HTTPConnectionPool: Sendable {
-    /// What a waiter is granted when a connection frees up.
+    /// What a lease is granted right away.
     private enum Grant {
         /// An idle connection, ready for a request.
         case connection(HTTPConnection)
-        /// A slot: the waiter opens a connection of its own.
+        /// A slot: the lease opens a connection of its own.
         case slot
-    }
-
-    private struct Waiter {
-        let id: Int
-        let granted: @Sendable (Result<Grant, any Error>) -> Void
     }
 
     /// Told the outcome of a lease, once.
     typealias LeaseCompletion = @Sendable (Result<HTTPConnection, any Error>) -> Void
+
+    /// A lease not decided at once: waiting for a busy origin, or opening a connection.
+    private struct PendingLease {
+        let origin: HTTPOrigin
+        /// How long opening its connection may take, TCP and TLS together.
+        let connectTimeout: TimeAmount
+        let completion: LeaseCompletion
+        /// The channels opened for it so far (a host name may resolve to several addresses,
+        /// tried in turn): closed when the lease is withdrawn or times out.
+        var channels: [any Channel] = []
+    }
 
     /// A connection waiting for its next exchange, since `since`.
     private struct IdleConnection {
@@ -41,7 +47,8 @@ final class HTTPConnectionPool: Sendable {
         var idle: [IdleConnection] = []
         /// Connections open or being opened, idle or not.
         var open = 0
-        var waiters: [Waiter] = []
+        /// Leases waiting for a connection or a slot, first come first served.
+        var waiters: [Int] = []
     }
 
     private struct State {
@@ -50,7 +57,10 @@ final class HTTPConnectionPool: Sendable {
         /// Connections with an idle check scheduled: at most one each, so the event loop's timer
         /// heap stays small (a check per release made it grow with every request).
         var idleChecks: Set<ObjectIdentifier> = []
-        var nextWaiterID = 0
+        /// Leases waiting or connecting, by id. A lease leaves when it gets its connection or is
+        /// withdrawn: whoever takes it out calls its completion, so that happens once.
+        var pending: [Int: PendingLease] = [:]
+        var nextLeaseID = 0
         var isShutDown = false
 
         /// Forgets the idle `connection` of `origin` (it closed, or is about to be closed);
@@ -65,35 +75,61 @@ final class HTTPConnectionPool: Sendable {
             idleChecks.remove(ObjectIdentifier(connection))
             return true
         }
+
+        /// The next waiter of `entry` still pending, taken off the queue (it stays pending).
+        mutating func nextWaiter(in entry: inout PerOrigin) -> Int? {
+            while !entry.waiters.isEmpty {
+                let id = entry.waiters.removeFirst()
+                if pending[id] != nil { return id }
+            }
+            return nil
+        }
     }
 
     let maxConnectionsPerOrigin: Int
-    private let group: any EventLoopGroup
-    private let connectTimeout: TimeAmount
+    let group: any EventLoopGroup
     private let idleConnectionTimeout: TimeAmount
     private let allowsInvalidCertificates: Bool
+    private let trustedCertificatesPEM: [String]
     // Made on the first https connection: loading the system's trust roots costs milliseconds
     // that a plain-http process should not pay at start.
     private let tlsContext = Locked<Result<NIOSSLContext, any Error>?>(nil)
     private let state = Locked(State())
 
+    /// A pool trusting the system's roots and `trustedCertificatesPEM` (extra CA or self-signed
+    /// certificates, PEM), or any certificate with `allowsInvalidCertificates`.
     init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, maxConnectionsPerOrigin: Int,
-         allowsInvalidCertificates: Bool, connectTimeout: TimeAmount = .seconds(10),
+         allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String] = [],
          idleConnectionTimeout: TimeAmount = .seconds(60)) {
         self.group = group
         self.maxConnectionsPerOrigin = max(1, maxConnectionsPerOrigin)
-        self.connectTimeout = connectTimeout
         self.idleConnectionTimeout = idleConnectionTimeout
         self.allowsInvalidCertificates = allowsInvalidCertificates
+        self.trustedCertificatesPEM = trustedCertificatesPEM
+    }
+
+    /// The client side of TLS: TLS 1.2 at least (1.0 and 1.1 are deprecated, RFC 8996), the
+    /// system's trust roots plus `trustedCertificatesPEM`, no verification with `allowsInvalidCertificates`.
+    static func clientTLSConfiguration(allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String]) throws -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        if allowsInvalidCertificates { configuration.certificateVerification = .none }
+        if !trustedCertificatesPEM.isEmpty {
+            let certificates = try trustedCertificatesPEM.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) }
+            guard !certificates.isEmpty else { throw WebImageError.invalidRequest("no certificate in the trusted PEM") }
+            configuration.additionalTrustRoots = [.certificates(certificates)]
+        }
+        return configuration
     }
 
     /// The shared client TLS context, made once; a failure to make it fails https loads only.
     private func makeTLSContext() throws -> NIOSSLContext {
         try tlsContext.withLock { context in
             if let context { return try context.get() }
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            if allowsInvalidCertificates { configuration.certificateVerification = .none }
-            let made = Result { try NIOSSLContext(configuration: configuration) }
+            let made = Result {
+                try NIOSSLContext(configuration: Self.clientTLSConfiguration(
+                    allowsInvalidCertificates: allowsInvalidCertificates, trustedCertificatesPEM: trustedCertificatesPEM))
+            }
             context = made
             return try made.get()
         }
@@ -102,44 +138,62 @@ final class HTTPConnectionPool: Sendable {
     // MARK: Leasing
 
     /// Hands `completion` a connection to `origin` for one exchange: an idle one at once, on the
-    /// calling thread; else a new one, or the next to free up. Returns the waiter's id when the
-    /// lease waits (for ``cancelLease(_:of:)``), `nil` when it was decided at once.
+    /// calling thread; else a new one (opened within `connectTimeout`, TCP and TLS together, or
+    /// failed with ``WebImageError/timedOut``), or the next to free up. Returns the lease's id
+    /// while it waits or connects (for ``cancelLease(_:)``), `nil` when it was decided at once.
     @discardableResult
-    func lease(_ origin: HTTPOrigin, _ completion: @escaping LeaseCompletion) -> Int? {
-        let granted: @Sendable (Result<Grant, any Error>) -> Void = { [self] result in
-            switch result {
-            case .success(.connection(let connection)): completion(.success(connection))
-            case .success(.slot): connect(origin, completion)
-            case .failure(let error): completion(.failure(error))
+    func lease(_ origin: HTTPOrigin, connectTimeout: TimeAmount, _ completion: @escaping LeaseCompletion) -> Int? {
+        enum Decision { case connection(HTTPConnection), connect(Int), wait(Int), fail(any Error) }
+        let decision = state.withLock { state -> Decision in
+            do {
+                let grant = try grantNow(origin, in: &state)
+                if case .connection(let connection)? = grant { return .connection(connection) }
+                state.nextLeaseID += 1
+                let id = state.nextLeaseID
+                state.pending[id] = PendingLease(origin: origin, connectTimeout: connectTimeout, completion: completion)
+                guard grant != nil else {
+                    state.origins[origin, default: PerOrigin()].waiters.append(id)
+                    return .wait(id)
+                }
+                return .connect(id)
+            } catch {
+                return .fail(error)
             }
         }
-        let decided = state.withLock { state -> Result<(Grant?, Int), any Error> in
-            Result {
-                if let grant = try grantNow(origin, in: &state) { return (grant, 0) }
-                state.nextWaiterID += 1
-                state.origins[origin, default: PerOrigin()].waiters.append(Waiter(id: state.nextWaiterID, granted: granted))
-                return (nil, state.nextWaiterID)
-            }
-        }
-        switch decided {
-        case .success((let grant?, _)):
-            granted(.success(grant))
+        switch decision {
+        case .connection(let connection):
+            completion(.success(connection))
             return nil
-        case .success((nil, let id)):
+        case .connect(let id):
+            connect(origin, lease: id)
             return id
-        case .failure(let error):
+        case .wait(let id):
+            return id
+        case .fail(let error):
             completion(.failure(error))
             return nil
         }
     }
 
-    /// Gives up waiting: the waiter `id` (if still waiting) is told ``WebImageError/cancelled``.
-    func cancelLease(_ id: Int, of origin: HTTPOrigin) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.origins[origin]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.origins[origin]?.waiters.remove(at: index)
+    /// Withdraws lease `id`: it is told ``WebImageError/cancelled`` at once, whether it was
+    /// waiting or opening its connection (which is closed; its slot comes back when the
+    /// connect ends). Nothing happens when the lease already got its connection.
+    func cancelLease(_ id: Int) {
+        abortLease(id, with: WebImageError.cancelled)
+    }
+
+    /// Ends lease `id` with `error` unless it has ended.
+    private func abortLease(_ id: Int, with error: any Error) {
+        let aborted = state.withLock { state -> PendingLease? in
+            guard let lease = state.pending.removeValue(forKey: id) else { return nil }
+            if let index = state.origins[lease.origin]?.waiters.firstIndex(of: id) {
+                state.origins[lease.origin]?.waiters.remove(at: index)
+            }
+            return lease
         }
-        waiter?.granted(.failure(WebImageError.cancelled))
+        guard let aborted else { return }
+        for channel in aborted.channels { channel.close(promise: nil) }
+        aborted.completion(.failure(error))
     }
 
     /// An idle connection or a free slot for `origin`, taken; `nil` when the caller must wait.
@@ -161,63 +215,70 @@ final class HTTPConnectionPool: Sendable {
     /// Called once per exchange (by the connection when the exchange ends, or by an exchange
     /// that was cancelled before it sent anything).
     func release(_ connection: HTTPConnection, reusable: Bool) {
+        enum Next { case none, idle(scheduleCheck: Bool), handOver(PendingLease), connect(Int) }
         let origin = connection.origin
         let reuse = reusable && connection.channel.isActive
-        let (grant, waiter, shutDown, scheduleCheck): (Grant?, Waiter?, Bool, Bool) = state.withLock { state in
+        let (next, shutDown): (Next, Bool) = state.withLock { state in
             if state.isShutDown {
                 state.all[ObjectIdentifier(connection)] = nil
-                return (nil, nil, true, false)
+                return (.none, true)
             }
             var entry = state.origins[origin, default: PerOrigin()]
             defer { state.origins[origin] = entry }
+            let waiter = state.nextWaiter(in: &entry)
             if !reuse {
                 state.all[ObjectIdentifier(connection)] = nil
-                guard !entry.waiters.isEmpty else {
+                guard let waiter else {
                     entry.open -= 1
-                    return (nil, nil, false, false)
+                    return (.none, false)
                 }
                 // The slot passes to the next waiter, who opens a connection of its own.
-                return (.slot, entry.waiters.removeFirst(), false, false)
+                return (.connect(waiter), false)
             }
-            guard !entry.waiters.isEmpty else {
+            guard let waiter, let lease = state.pending.removeValue(forKey: waiter) else {
                 entry.idle.append(IdleConnection(connection: connection, since: .now()))
-                return (nil, nil, false, state.idleChecks.insert(ObjectIdentifier(connection)).inserted)
+                return (.idle(scheduleCheck: state.idleChecks.insert(ObjectIdentifier(connection)).inserted), false)
             }
-            return (.connection(connection), entry.waiters.removeFirst(), false, false)
+            return (.handOver(lease), false)
         }
         if shutDown || !reuse { connection.abort() }
-        if let grant, let waiter {
-            waiter.granted(.success(grant))
-        } else if scheduleCheck {
-            scheduleIdleCheck(connection, at: .now() + idleConnectionTimeout)
+        switch next {
+        case .none: break
+        case .idle(let scheduleCheck): if scheduleCheck { scheduleIdleCheck(connection, at: .now() + idleConnectionTimeout) }
+        case .handOver(let lease): lease.completion(.success(connection))
+        case .connect(let id): connect(origin, lease: id)
         }
     }
 
     /// A slot given up without a connection (its connect failed): passes it on or frees it.
     private func releaseSlot(_ origin: HTTPOrigin) {
-        let waiter = state.withLock { state -> Waiter? in
+        let waiter = state.withLock { state -> Int? in
             guard var entry = state.origins[origin] else { return nil }
             defer { state.origins[origin] = entry }
-            guard !entry.waiters.isEmpty else {
+            guard let waiter = state.nextWaiter(in: &entry) else {
                 entry.open -= 1
                 return nil
             }
-            return entry.waiters.removeFirst()
+            return waiter
         }
-        waiter?.granted(.success(.slot))
+        if let waiter { connect(origin, lease: waiter) }
     }
 
     // MARK: Connections
 
-    /// Opens a connection in the slot the caller was granted; the slot is given up if that fails.
-    private func connect(_ origin: HTTPOrigin, _ completion: @escaping LeaseCompletion) {
+    /// Opens a connection for lease `id` in the slot it was granted; the slot is given up if that
+    /// fails. The lease's connect timeout covers TCP and TLS: a host that accepts the
+    /// connection and never finishes the handshake is cut off then, not when TCP keepalive gives up.
+    private func connect(_ origin: HTTPOrigin, lease id: Int) {
+        guard let timeout = state.withLock({ $0.pending[id]?.connectTimeout }) else {
+            // Withdrawn between being granted the slot and getting here.
+            return releaseSlot(origin)
+        }
         let tls: NIOSSLContext?
         do {
             tls = origin.scheme == "https" ? try makeTLSContext() : nil
         } catch {
-            releaseSlot(origin)
-            completion(.failure(error))
-            return
+            return connected(origin, lease: id, .failure(error))
         }
         let host = origin.host
         // An IP literal is connected to directly: no resolver, no happy-eyeballs race (which
@@ -228,12 +289,22 @@ final class HTTPConnectionPool: Sendable {
         // The channel runs on `loop`, so the handshake promise can be made before it exists.
         let loop = group.next()
         let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
+        let deadline = loop.scheduleTask(in: timeout) { [weak self] in
+            self?.abortLease(id, with: WebImageError.timedOut)
+        }
         let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(connectTimeout)
+            .connectTimeout(timeout)
             .channelOption(.socketOption(.so_keepalive), value: 1)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+            .channelInitializer { [self] channel in
+                // Recorded so a withdrawn or timed-out lease can close it.
+                let live = state.withLock { state -> Bool in
+                    guard state.pending[id] != nil else { return false }
+                    state.pending[id]?.channels.append(channel)
+                    return true
+                }
+                guard live else { return channel.eventLoop.makeFailedFuture(WebImageError.cancelled) }
+                return channel.eventLoop.makeCompletedFuture {
                     if let tls, let handshake {
                         try channel.pipeline.syncOperations.addHandler(
                             NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
@@ -242,8 +313,8 @@ final class HTTPConnectionPool: Sendable {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                 }
             }
-        let connected = literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: origin.port)
-        connected.flatMap { channel -> EventLoopFuture<HTTPConnection> in
+        let opened = literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: origin.port)
+        opened.flatMap { channel -> EventLoopFuture<HTTPConnection> in
             // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
             let ready = handshake?.futureResult ?? channel.eventLoop.makeSucceededVoidFuture()
             return ready.flatMapErrorThrowing { error in
@@ -266,8 +337,21 @@ final class HTTPConnectionPool: Sendable {
                 return connection
             }
         }.whenComplete { [self] result in
-            if case .failure = result { releaseSlot(origin) }
-            completion(result)
+            deadline.cancel()
+            connected(origin, lease: id, result)
+        }
+    }
+
+    /// The connect of lease `id` ended: the lease gets the result, unless it was withdrawn or
+    /// timed out meanwhile (it was told then): a connection goes to the pool, a failure frees the slot.
+    private func connected(_ origin: HTTPOrigin, lease id: Int, _ result: Result<HTTPConnection, any Error>) {
+        let lease = state.withLock { $0.pending.removeValue(forKey: id) }
+        switch result {
+        case .success(let connection):
+            if let lease { lease.completion(.success(connection)) } else { release(connection, reusable: true) }
+        case .failure(let error):
+            releaseSlot(origin)
+            lease?.completion(.failure(error))
         }
     }
 
@@ -308,15 +392,19 @@ final class HTTPConnectionPool: Sendable {
 
     /// Closes every connection; exchanges still running fail, later leases throw.
     func shutdown() async {
-        let (connections, waiters) = state.withLock { state -> ([HTTPConnection], [Waiter]) in
+        let (connections, leases) = state.withLock { state -> ([HTTPConnection], [PendingLease]) in
             state.isShutDown = true
-            let waiters = state.origins.values.flatMap(\.waiters)
+            let leases = Array(state.pending.values)
             let connections = Array(state.all.values)
+            state.pending = [:]
             state.origins = [:]
             state.all = [:]
-            return (connections, waiters)
+            return (connections, leases)
         }
-        for waiter in waiters { waiter.granted(.failure(WebImageError.cancelled)) }
+        for lease in leases {
+            for channel in lease.channels { channel.close(promise: nil) }
+            lease.completion(.failure(WebImageError.cancelled))
+        }
         for connection in connections {
             try? await connection.channel.close()
         }

@@ -59,28 +59,28 @@ final class HTTPExchange: HTTPResponseConsumer {
     // is reported on (it is never contended in the steady state).
     private let state = Locked(State())
 
-    init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: Duration,
+    init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: TimeAmount,
          onCookies: (@Sendable (URL, [String]) -> Void)?,
          sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) {
         self.url = url
         self.maxBodySize = maxBodySize
         self.wantsPartialData = wantsPartialData
-        let (seconds, attoseconds) = idleTimeout.components
-        self.idleTimeout = .nanoseconds(max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        self.idleTimeout = idleTimeout
         self.onCookies = onCookies
         self.sink = sink
     }
 
     /// What a hop that failed with `error` amounts to: an error to throw, or (for a body that was
-    /// only being dropped) the outcome its head already decided. `cancelled`: the load was cancelled.
-    func resolve(failure error: any Error, cancelled: Bool) throws -> Outcome {
+    /// only being dropped) the outcome its head already decided. `aborted`: why the load was
+    /// ended from outside (cancelled, past its resource timeout), if it was.
+    func resolve(failure error: any Error, aborted: WebImageError?) throws -> Outcome {
         let (timedOut, phase, received) = state.withLock { state in
             state.finished = true
             state.timer?.cancel()
             return (state.timedOut, state.phase, state.received)
         }
         if timedOut { throw WebImageError.timedOut }
-        if cancelled { throw WebImageError.cancelled }
+        if let aborted { throw aborted }
         guard !(error is WebImageError), !(error is StaleConnectionError) else { throw error }
         switch phase {
         case .discarding(let outcome):

@@ -11,13 +11,24 @@ import NIOHTTP1
 ///
 /// Each loader has its own connection pool; ``shared`` lives for the process, other loaders
 /// must be ended with ``shutdown()``. Redirects are followed here (at most
-/// ``Configuration/maxRedirects``), not by the client, so that `Authorization`, `Cookie` and the
-/// origin-bound headers of the downloader never reach another origin.
+/// ``Configuration/maxRedirects``), not by the client, so that no header the caller set (credentials,
+/// cookies, API keys, conditional headers) reaches another origin: a hop to another origin sends
+/// the default headers only. A redirect from https to plain http is refused unless
+/// ``Configuration/allowsInsecureRedirects``; ``Configuration/redirectPolicy`` sees every hop first.
+/// Header names and values are checked before anything is sent (``WebImageError/invalidRequest(_:)``),
+/// and TLS is 1.2 at least.
 public final class HTTPImageLoader: ImageLoader {
     /// How the loader talks HTTP.
     public struct Configuration: Sendable {
         /// Fail when no bytes arrive for this long (restarts on every chunk); a request's own timeout wins.
+        /// It bounds opening a connection too, when shorter than ``connectTimeout``.
         public var idleTimeout: Duration
+        /// Fail when a load has not completed this long after it started, however steadily the bytes
+        /// trickle in; a request's own ``ImageLoadRequest/resourceTimeout`` wins.
+        public var resourceTimeout: Duration
+        /// How long opening a connection may take, TCP and TLS handshake together (a host that
+        /// accepts the connection and never finishes the handshake fails with ``WebImageError/timedOut``).
+        public var connectTimeout: Duration
         /// The largest body accepted; larger ones fail with ``WebImageError/tooLarge(_:)``.
         public var maxBodySize: Int64
         /// How many redirects to follow.
@@ -26,6 +37,15 @@ public final class HTTPImageLoader: ImageLoader {
         public var defaultHeaders: [String: String]
         /// Skip TLS certificate validation. Only for test servers with self-signed certificates.
         public var allowsInvalidCertificates: Bool
+        /// Extra certificates to trust besides the system's roots, in PEM: a private CA, or a
+        /// server's self-signed certificate. Unreadable PEM fails https loads with ``WebImageError/invalidRequest(_:)``.
+        public var trustedCertificatesPEM: [String]
+        /// Follow redirects from https to plain http. Off by default: on plain http a network attacker
+        /// can answer in the server's name, and the answer would be cached under the https URL.
+        public var allowsInsecureRedirects: Bool
+        /// Sees every redirect's target before it is followed; `false` fails the load with
+        /// ``WebImageError/rejected(_:)`` (block private addresses, foreign hosts...).
+        public var redirectPolicy: DownloadRedirectPolicy?
         /// Connections kept per host in the pool.
         public var maxConnectionsPerHost: Int
 
@@ -35,8 +55,18 @@ public final class HTTPImageLoader: ImageLoader {
                     maxRedirects: Int = ImageLoaderDefaults.maxRedirects,
                     defaultHeaders: [String: String] = ImageLoaderDefaults.headers,
                     allowsInvalidCertificates: Bool = false,
-                    maxConnectionsPerHost: Int = 8) {
+                    maxConnectionsPerHost: Int = 8,
+                    resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
+                    connectTimeout: Duration = ImageLoaderDefaults.connectTimeout,
+                    trustedCertificatesPEM: [String] = [],
+                    allowsInsecureRedirects: Bool = false,
+                    redirectPolicy: DownloadRedirectPolicy? = nil) {
             self.idleTimeout = idleTimeout
+            self.resourceTimeout = resourceTimeout
+            self.connectTimeout = connectTimeout
+            self.trustedCertificatesPEM = trustedCertificatesPEM
+            self.allowsInsecureRedirects = allowsInsecureRedirects
+            self.redirectPolicy = redirectPolicy
             self.maxBodySize = maxBodySize
             self.maxRedirects = maxRedirects
             self.defaultHeaders = defaultHeaders
@@ -58,7 +88,8 @@ public final class HTTPImageLoader: ImageLoader {
         self.configuration = configuration
         defaultHeaders = DefaultRequestHeaders(configuration.defaultHeaders)
         self.pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
-                                       allowsInvalidCertificates: configuration.allowsInvalidCertificates)
+                                       allowsInvalidCertificates: configuration.allowsInvalidCertificates,
+                                       trustedCertificatesPEM: configuration.trustedCertificatesPEM)
     }
 
     /// Closes the pooled connections. Loads still running fail.
@@ -107,6 +138,12 @@ struct HTTPLoadHooks: Sendable {
     var maxBodySize: Int64?
     /// Replaces the loader's redirect limit.
     var maxRedirects: Int?
+    /// Replaces the loader's resource timeout (a request's own still wins).
+    var resourceTimeout: Duration?
+    /// Replaces whether redirects from https to http are followed.
+    var allowsInsecureRedirects: Bool?
+    /// Replaces the loader's redirect policy.
+    var redirectPolicy: DownloadRedirectPolicy?
     /// Headers (credentials, cookies) added only to hops on the original origin.
     var sameOriginHeaders: @Sendable (URL) -> [String: String] = { _ in [:] }
     /// Gets the `Set-Cookie` values of every response that has any (for the cookie jar).

@@ -3,10 +3,16 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// One HTTP load from request to result: leases a connection, runs an exchange on it, follows
 /// redirects, sends again when a kept-alive connection turns out dead, and reports once.
+///
+/// Three clocks bound it: opening a connection (TCP and TLS) may take the connect timeout or the
+/// idle timeout, whichever is shorter; an exchange fails after the idle timeout without a byte;
+/// the whole load, redirects included, fails after the resource timeout however the bytes trickle.
 ///
 /// Driven by callbacks rather than a task: once a connection is leased, every step runs on its
 /// event loop, so a download costs no thread hop between its request and its result, and the
@@ -28,9 +34,20 @@ final class HTTPTransfer: Sendable {
         case finished
     }
 
+    /// The timeouts of this load, checked and converted once.
+    private struct Limits {
+        var idle: TimeAmount
+        var connect: TimeAmount
+        var resource: TimeAmount
+    }
+
     private struct State {
         var step = Step.notStarted
-        var cancelled = false
+        /// Why the load was ended from outside (cancelled, or past its resource timeout); each
+        /// step looks at it before the next.
+        var aborted: WebImageError?
+        /// The resource timeout's timer, while the load runs.
+        var deadline: Scheduled<Void>?
         var completion: Completion?
         var leases = 0
         var redirects = 0
@@ -45,6 +62,7 @@ final class HTTPTransfer: Sendable {
     private let pool: HTTPConnectionPool
     private let sink: @Sendable (ImageLoadEvent) throws -> Void
     private let origin: HTTPOrigin
+    private let limits: Result<Limits, WebImageError>
     // Steps follow one another, but each runs on whatever thread reported the last one, and
     // `cancel` comes from anywhere: the lock orders them.
     private let state = Locked(State())
@@ -61,30 +79,59 @@ final class HTTPTransfer: Sendable {
         self.pool = pool
         self.sink = sink
         origin = HTTPOrigin(request.url)
+        limits = Result { () throws(WebImageError) -> Limits in
+            let idle = try RequestValidation.timeAmount(request.timeout ?? configuration.idleTimeout, "the timeout")
+            let resource = try RequestValidation.timeAmount(
+                request.resourceTimeout ?? hooks.resourceTimeout ?? configuration.resourceTimeout, "the resource timeout")
+            // A load that says "fail after 2 s of silence" means it for the handshake too.
+            let connect = min(idle, RequestValidation.clamped(configuration.connectTimeout))
+            try RequestValidation.validate(request.headers)
+            if let problem = (hooks.defaultHeaders ?? defaultHeaders).problem { throw .invalidRequest(problem) }
+            return Limits(idle: idle, connect: connect, resource: resource)
+        }
     }
 
     /// Starts the load; `completion` is called once, on whichever thread ends it.
     func start(_ completion: @escaping Completion) {
-        let cancelled = state.withLock { state -> Bool in
-            state.completion = completion
-            return state.cancelled
+        let limits: Limits
+        switch self.limits {
+        case .success(let checked): limits = checked
+        case .failure(let error):
+            state.withLock { $0.completion = completion }
+            return finish(.failure(error))
         }
-        if cancelled { finish(.failure(.cancelled)) } else { send(to: request.url, at: origin, attempt: 1) }
+        // On the loop this starts from (a download started as the previous one ended, usually that
+        // connection's loop) setting and cancelling the timer wakes no other thread.
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? pool.group.next()
+        let deadline = loop.scheduleTask(in: limits.resource) { [self] in abort(with: .timedOut) }
+        let aborted = state.withLock { state -> WebImageError? in
+            state.completion = completion
+            state.deadline = deadline
+            return state.aborted
+        }
+        if let aborted { finish(.failure(aborted)) } else { send(to: request.url, at: origin, attempt: 1, limits: limits) }
     }
 
-    /// Ends the load with ``WebImageError/cancelled``: a waiting lease is withdrawn, a request on
-    /// the wire is aborted with its connection. Safe from any thread, at any time, more than once.
+    /// Ends the load with ``WebImageError/cancelled``: a waiting or connecting lease is withdrawn
+    /// (closing what it opened), a request on the wire is aborted with its connection. Safe from
+    /// any thread, at any time, more than once.
     func cancel() {
+        abort(with: .cancelled)
+    }
+
+    /// Ends the load with `error`, whatever step it is at.
+    private func abort(with error: WebImageError) {
         let withdraw = state.withLock { state -> (@Sendable () -> Void)? in
-            guard !state.cancelled else { return nil }
-            state.cancelled = true
+            guard state.aborted == nil else { return nil }
+            if case .finished = state.step { return nil }
+            state.aborted = error
             switch state.step {
-            case .leasing(let origin, _, let waiterID?):
-                return { [pool] in pool.cancelLease(waiterID, of: origin) }
+            case .leasing(_, _, let leaseID?):
+                return { [pool] in pool.cancelLease(leaseID) }
             case .exchanging(let connection):
                 return { connection.abort() }
             case .notStarted, .leasing, .betweenHops, .finished:
-                // Each of these looks at `cancelled` before its next step.
+                // Each of these looks at `aborted` before its next step.
                 return nil
             }
         }
@@ -94,72 +141,82 @@ final class HTTPTransfer: Sendable {
     // MARK: Steps
 
     /// Sends the request for `url` (the original, or a redirect's target) on a connection to `hop`, its origin.
-    private func send(to url: URL, at hop: HTTPOrigin, attempt: Int) {
+    private func send(to url: URL, at hop: HTTPOrigin, attempt: Int, limits: Limits) {
         guard HTTPOrigin.isHTTP(scheme: hop.scheme), !hop.host.isEmpty, let target = url.requestTarget else {
             finish(.failure(.invalidURL(url.absoluteString)))
             return
         }
-        var fields = headers(for: url, sameOrigin: hop == origin)
+        var fields: HTTPHeaders
+        do {
+            fields = try headers(for: url, sameOrigin: hop == origin)
+        } catch {
+            return finish(.failure(error))
+        }
         fields.replaceOrAdd(name: "Host", value: hop.hostHeader)
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: fields)
         let exchange = HTTPExchange(url: url, maxBodySize: hooks.maxBodySize ?? configuration.maxBodySize,
-                                    wantsPartialData: request.wantsPartialData,
-                                    idleTimeout: request.timeout ?? configuration.idleTimeout,
+                                    wantsPartialData: request.wantsPartialData, idleTimeout: limits.idle,
                                     onCookies: hooks.didReceiveCookies, sink: sink)
-        let lease = state.withLock { state -> Int? in
-            guard !state.cancelled else { return nil }
+        let lease = state.withLock { state -> Result<Int, WebImageError> in
+            if let aborted = state.aborted { return .failure(aborted) }
             state.leases += 1
             state.step = .leasing(origin: hop, lease: state.leases, waiterID: nil)
-            return state.leases
+            return .success(state.leases)
         }
-        guard let lease else { return finish(.failure(.cancelled)) }
-        let waiterID = pool.lease(hop) { [self] result in
-            leased(result, head: head, exchange: exchange, url: url, hop: hop, attempt: attempt)
+        guard case .success(let lease) = lease else {
+            if case .failure(let aborted) = lease { finish(.failure(aborted)) }
+            return
         }
-        guard let waiterID else { return }
-        // Recorded only if this lease is still waiting; a cancel that came in between withdraws it now.
+        let leaseID = pool.lease(hop, connectTimeout: limits.connect) { [self] result in
+            leased(result, head: head, exchange: exchange, url: url, hop: hop, attempt: attempt, limits: limits)
+        }
+        guard let leaseID else { return }
+        // Recorded only if this lease is still pending; an abort that came in between withdraws it now.
         let withdrawNow = state.withLock { state -> Bool in
             guard case .leasing(_, lease, nil) = state.step else { return false }
-            state.step = .leasing(origin: hop, lease: lease, waiterID: waiterID)
-            return state.cancelled
+            state.step = .leasing(origin: hop, lease: lease, waiterID: leaseID)
+            return state.aborted != nil
         }
-        if withdrawNow { pool.cancelLease(waiterID, of: hop) }
+        if withdrawNow { pool.cancelLease(leaseID) }
     }
 
     private func leased(_ result: Result<HTTPConnection, any Error>, head: HTTPRequestHead, exchange: HTTPExchange,
-                        url: URL, hop: HTTPOrigin, attempt: Int) {
+                        url: URL, hop: HTTPOrigin, attempt: Int, limits: Limits) {
         let connection: HTTPConnection
         switch result {
         case .success(let leased): connection = leased
-        case .failure(let error): return finish(.failure(.fromLoading(error)))
+        case .failure(let error):
+            // A withdrawn lease reports `cancelled`: the load ends with why it was withdrawn.
+            let aborted = state.withLock { $0.aborted }
+            return finish(.failure(aborted ?? .fromLoading(error)))
         }
-        let proceed = state.withLock { state -> Bool in
-            guard !state.cancelled else { return false }
+        let aborted = state.withLock { state -> WebImageError? in
+            if let aborted = state.aborted { return aborted }
             state.step = .exchanging(connection)
-            return true
+            return nil
         }
-        guard proceed else {
+        if let aborted {
             pool.release(connection, reusable: true)
-            return finish(.failure(.cancelled))
+            return finish(.failure(aborted))
         }
         connection.send(head, to: exchange, returnToPool: { [self, pool] reusable in
             // Before the pool can lease it again: a cancel from now on must not abort it.
             state.withLock { $0.step = .betweenHops }
             pool.release(connection, reusable: reusable)
         }, completion: { [self] result in
-            exchanged(result, exchange: exchange, url: url, hop: hop, attempt: attempt)
+            exchanged(result, exchange: exchange, url: url, hop: hop, attempt: attempt, limits: limits)
         })
     }
 
     private func exchanged(_ result: Result<HTTPExchange.Outcome, any Error>, exchange: HTTPExchange,
-                           url: URL, hop: HTTPOrigin, attempt: Int) {
+                           url: URL, hop: HTTPOrigin, attempt: Int, limits: Limits) {
         let outcome: HTTPExchange.Outcome
         do {
             switch result {
             case .success(let ended):
                 outcome = ended
             case .failure(let error):
-                outcome = try exchange.resolve(failure: error, cancelled: state.withLock { $0.cancelled })
+                outcome = try exchange.resolve(failure: error, aborted: state.withLock { $0.aborted })
             }
         } catch is StaleConnectionError {
             // The server closed the kept-alive connection while it sat idle, before any response
@@ -167,7 +224,7 @@ final class HTTPTransfer: Sendable {
             guard attempt <= pool.maxConnectionsPerOrigin else {
                 return finish(.failure(.connectionFailed("connection closed before a response")))
             }
-            return send(to: url, at: hop, attempt: attempt + 1)
+            return send(to: url, at: hop, attempt: attempt + 1, limits: limits)
         } catch {
             return finish(.failure(.fromLoading(error)))
         }
@@ -183,17 +240,25 @@ final class HTTPTransfer: Sendable {
                 finish(.failure(.httpStatus(status)))
             case .redirect(let location):
                 let next = try redirectTarget(location, from: url)
-                send(to: next, at: HTTPOrigin(next), attempt: 1)
+                send(to: next, at: HTTPOrigin(next), attempt: 1, limits: limits)
             }
         } catch {
             finish(.failure(.fromLoading(error)))
         }
     }
 
-    /// Where a redirect from `url` leads; throws past the limit or on a loop.
+    /// Where a redirect from `url` leads; throws past the limit, on a loop, on a downgrade from
+    /// https to http (unless allowed) and when the redirect policy refuses the target.
     private func redirectTarget(_ location: String, from url: URL) throws -> URL {
         guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
             throw WebImageError.invalidURL(location)
+        }
+        if url.scheme?.lowercased() == "https", next.scheme?.lowercased() == "http",
+           !(hooks.allowsInsecureRedirects ?? configuration.allowsInsecureRedirects) {
+            throw WebImageError.insecureRedirect(next.absoluteString)
+        }
+        if let policy = hooks.redirectPolicy ?? configuration.redirectPolicy, !policy(url, next) {
+            throw WebImageError.rejected("redirect to \(next.absoluteString) refused by the redirect policy")
         }
         let limit = hooks.maxRedirects ?? configuration.maxRedirects
         try state.withLock { state in
@@ -207,34 +272,41 @@ final class HTTPTransfer: Sendable {
     }
 
     private func finish(_ result: Result<Void, WebImageError>) {
-        let completion = state.withLock { state -> Completion? in
-            if case .finished = state.step { return nil }
+        let (completion, deadline) = state.withLock { state -> (Completion?, Scheduled<Void>?) in
+            if case .finished = state.step { return (nil, nil) }
             state.step = .finished
-            defer { state.completion = nil }
-            return state.completion
+            defer {
+                state.completion = nil
+                state.deadline = nil
+            }
+            return (state.completion, state.deadline)
         }
+        deadline?.cancel()
         completion?(result)
     }
 
     // MARK: Request
 
-    private func headers(for url: URL, sameOrigin: Bool) -> HTTPHeaders {
+    /// The header fields of a hop to `url`. A hop to another origin than the one the caller
+    /// asked for sends the defaults only: the caller's headers (API keys, conditional headers,
+    /// credentials, cookies) were meant for that origin.
+    private func headers(for url: URL, sameOrigin: Bool) throws(WebImageError) -> HTTPHeaders {
         let defaults = hooks.defaultHeaders ?? loaderDefaults
-        let extras = sameOrigin ? hooks.sameOriginHeaders(url) : [:]
+        guard sameOrigin else { return defaults.fields }
+        let extras = hooks.sameOriginHeaders(url)
         // Most requests add nothing to the defaults.
-        if sameOrigin, extras.isEmpty, request.headers.isEmpty, request.validators == nil { return defaults.fields }
+        if extras.isEmpty, request.headers.isEmpty, request.validators == nil { return defaults.fields }
+        // Cookies come from responses: checked like the caller's headers (which `init` checked).
+        try RequestValidation.validate(extras)
         var merged = defaults.byName
         for (name, value) in request.headers { merged[name.lowercased()] = (name, value) }
         if let validators = request.validators {
             if let etag = validators.etag { merged["if-none-match"] = ("If-None-Match", etag) }
             if let modified = validators.lastModified { merged["if-modified-since"] = ("If-Modified-Since", modified) }
+            let fields = [merged["if-none-match"], merged["if-modified-since"]].compactMap { $0 }
+            try RequestValidation.validate(Dictionary(fields, uniquingKeysWith: { first, _ in first }))
         }
-        if sameOrigin {
-            for (name, value) in extras { merged[name.lowercased()] = (name, value) }
-        } else {
-            // Credentials and cookies belong to the origin the caller asked for, never to a redirect target.
-            for name in ["authorization", "cookie", "proxy-authorization"] { merged[name] = nil }
-        }
+        for (name, value) in extras { merged[name.lowercased()] = (name, value) }
         return DefaultRequestHeaders.ordered(merged)
     }
 }

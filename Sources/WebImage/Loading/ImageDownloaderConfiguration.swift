@@ -10,6 +10,11 @@ public typealias DownloadRequestModifier = @Sendable (ImageLoadRequest) -> Image
 /// Inspects a response head; return `false` to reject it (the load fails with ``WebImageError/rejected(_:)``).
 public typealias DownloadResponseModifier = @Sendable (ImageLoadResponse) -> Bool
 
+/// Sees a redirect before it is followed: `from` answered with a redirect to `to`. Return `false`
+/// to refuse it (the load fails with ``WebImageError/rejected(_:)``): a server can block private
+/// addresses or hosts it does not know. Runs on an event loop: must be quick and must not block.
+public typealias DownloadRedirectPolicy = @Sendable (_ from: URL, _ to: URL) -> Bool
+
 /// The order queued downloads of equal priority start in.
 public enum DownloadExecutionOrder: Sendable, Hashable {
     /// First queued, first started (the default).
@@ -47,12 +52,27 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var timeout: Duration
     /// Headers sent with every HTTP request (a request's own headers win).
     public var headers: [String: String]
-    /// Basic-auth credentials by host name (lowercased); sent only to that host's origin.
+    /// Basic-auth credentials by host name (lowercased); sent only to that host's origin, and
+    /// only over https unless ``allowsCredentialsOverHTTP``.
     public var credentials: [String: HTTPCredential]
-    /// Store `Set-Cookie` answers and send them back to the same origin (an in-memory jar per downloader).
+    /// Send ``credentials`` over plain http too, where anyone on the path can read them. Off by default.
+    public var allowsCredentialsOverHTTP: Bool
+    /// Store `Set-Cookie` answers and send them back to the same origin (an in-memory jar per
+    /// downloader). The jar keeps origin-bound session cookies (see ``CookieJar``): `Path`,
+    /// `Domain` and `Expires` are ignored, `Max-Age=0` deletes, and it is bounded in count and size.
     public var cookiesEnabled: Bool
     /// Skip TLS certificate validation (a separate client is created; call ``ImageDownloader/shutdown()``).
     public var allowsInvalidCertificates: Bool
+    /// Extra certificates to trust besides the system's roots, in PEM (a private CA, a
+    /// self-signed server); a separate client is created, call ``ImageDownloader/shutdown()``.
+    public var trustedCertificatesPEM: [String]
+    /// The total deadline of a request that sets none: a download that has not completed this
+    /// long after it started fails with ``WebImageError/timedOut``, however steadily it trickles.
+    public var resourceTimeout: Duration
+    /// Follow redirects from https to plain http (off by default: see ``WebImageError/insecureRedirect(_:)``).
+    public var allowsInsecureRedirects: Bool
+    /// Sees every redirect's target before it is followed, and may refuse it.
+    public var redirectPolicy: DownloadRedirectPolicy?
     /// The largest body accepted.
     public var maxBodySize: Int64
     /// How many redirects are followed.
@@ -69,7 +89,10 @@ public struct ImageDownloaderConfiguration: Sendable {
                 credentials: [String: HTTPCredential] = [:], cookiesEnabled: Bool = true,
                 allowsInvalidCertificates: Bool = false, maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize,
                 maxRedirects: Int = ImageLoaderDefaults.maxRedirects,
-                requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil) {
+                requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil,
+                resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
+                allowsInsecureRedirects: Bool = false, redirectPolicy: DownloadRedirectPolicy? = nil,
+                allowsCredentialsOverHTTP: Bool = false, trustedCertificatesPEM: [String] = []) {
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.executionOrder = executionOrder
         self.timeout = timeout
@@ -81,6 +104,11 @@ public struct ImageDownloaderConfiguration: Sendable {
         self.maxRedirects = maxRedirects
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
+        self.resourceTimeout = resourceTimeout
+        self.allowsInsecureRedirects = allowsInsecureRedirects
+        self.redirectPolicy = redirectPolicy
+        self.allowsCredentialsOverHTTP = allowsCredentialsOverHTTP
+        self.trustedCertificatesPEM = trustedCertificatesPEM
     }
 }
 

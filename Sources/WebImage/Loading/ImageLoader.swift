@@ -37,17 +37,22 @@ public struct ImageLoadRequest: Sendable {
     public var priority: LoadPriority
     /// Idle timeout: the load fails when no bytes arrive for this long; `nil` uses the loader's default.
     public var timeout: Duration?
+    /// Total deadline: the load fails with ``WebImageError/timedOut`` when it has not completed
+    /// this long after it started, redirects and slow drips included; `nil` uses the loader's default.
+    public var resourceTimeout: Duration?
     /// Validators of a stored copy: a server answer of 304 completes with ``ImageLoadEvent/notModified(_:)``.
     public var validators: CacheValidators?
     /// Deliver ``ImageLoadEvent/partialData(_:)`` as bytes arrive (for progressive decoding).
     public var wantsPartialData: Bool
 
     public init(url: URL, headers: [String: String] = [:], priority: LoadPriority = .normal,
-                timeout: Duration? = nil, validators: CacheValidators? = nil, wantsPartialData: Bool = false) {
+                timeout: Duration? = nil, resourceTimeout: Duration? = nil, validators: CacheValidators? = nil,
+                wantsPartialData: Bool = false) {
         self.url = url
         self.headers = headers
         self.priority = priority
         self.timeout = timeout
+        self.resourceTimeout = resourceTimeout
         self.validators = validators
         self.wantsPartialData = wantsPartialData
     }

@@ -9,7 +9,8 @@ public enum WebImageError: Error, Sendable, Hashable {
     case invalidURL(String)
     /// The server answered with a status outside 200...299 (304 is reported as not-modified, not here).
     case httpStatus(Int)
-    /// No bytes arrived for longer than the timeout.
+    /// No bytes arrived for longer than the timeout (or the connection could not be opened within
+    /// it, or the load ran past its resource timeout).
     case timedOut
     /// The connection could not be made or broke: refused, reset, lost, DNS failure, offline.
     case connectionFailed(String)
@@ -39,6 +40,14 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// unknown authority). Permanent: the same server presents the same certificate next time.
     /// Only ``HTTPImageLoader/Configuration/allowsInvalidCertificates`` lets such a load through.
     case untrustedCertificate(String)
+    /// The request cannot be sent as given: a header name or value that is not valid HTTP (a line
+    /// break, a control character), a timeout that is not positive. Permanent: sending it again
+    /// fails the same way.
+    case invalidRequest(String)
+    /// A redirect would leave https for plain http, where a network attacker could answer in
+    /// the server's name (and poison the cache entry of the https URL). Refused unless the
+    /// loader's configuration allows insecure redirects.
+    case insecureRedirect(String)
 
     /// Whether trying again later may succeed: timeouts, lost connections and cancellation are
     /// transient; a 404 or corrupt data is not.
@@ -70,6 +79,8 @@ public enum WebImageError: Error, Sendable, Hashable {
         case .notCached: "notCached"
         case .fileSystem: "fileSystem"
         case .untrustedCertificate: "untrustedCertificate"
+        case .invalidRequest: "invalidRequest"
+        case .insecureRedirect: "insecureRedirect"
         }
     }
 }
@@ -95,6 +106,8 @@ extension WebImageError: CustomStringConvertible {
         case .notCached: "not in the cache"
         case .fileSystem(let reason): "file system: \(reason)"
         case .untrustedCertificate(let reason): "untrusted TLS certificate: \(reason)"
+        case .invalidRequest(let reason): "invalid request: \(reason)"
+        case .insecureRedirect(let target): "refused redirect from https to plain http: \(target)"
         }
     }
 }

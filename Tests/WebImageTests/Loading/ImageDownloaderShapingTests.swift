@@ -81,7 +81,9 @@ struct ImageDownloaderShapingTests {
         try await withServer { server in
             server.route("/private", .image(testBytes(10), contentType: "image/png"))
             let credential = HTTPCredential(user: "alice", password: "secret")
-            let downloader = ImageDownloader(configuration: .init(credentials: ["127.0.0.1": credential]))
+            // The loopback server speaks plain http: credentials go there only when opted in.
+            let downloader = ImageDownloader(configuration: .init(credentials: ["127.0.0.1": credential],
+                                                                  allowsCredentialsOverHTTP: true))
             #expect(await collect(downloader.load(ImageLoadRequest(url: server.url("/private")))).data != nil)
             #expect(server.requests.first?.headers["authorization"] == "Basic YWxpY2U6c2VjcmV0")
         }

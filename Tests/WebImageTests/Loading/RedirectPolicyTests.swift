@@ -1,0 +1,229 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageTestSupport
+
+/// Redirects may not downgrade https to http, carry the caller's headers to another origin, or
+/// go anywhere the downloader's redirect policy refuses.
+@Suite("Redirect policy", .timeLimit(.minutes(1)))
+struct RedirectPolicyTests {
+    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
+    func httpsToHTTPIsRefusedByDefault() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { secure in
+            try await withServer { plain in
+                secure.route("/a.png", .redirect(to: plain.url("/a.png").absoluteString))
+                plain.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+                try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true)) { loader in
+                    let outcome = await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png"))))
+                    #expect(outcome.error?.code == "insecureRedirect", "\(String(describing: outcome.error))")
+                    #expect(outcome.error?.isTransient == false)
+                    #expect(outcome.data == nil)
+                }
+                #expect(secure.requestCount(for: "/a.png") == 1)
+                #expect(plain.totalRequestCount == 0, "the downgraded URL was requested")
+            }
+        }
+    }
+
+    @Test func aCrossOriginHopKeepsOnlyTheDefaultHeaders() async throws {
+        try await withServer { origin in
+            try await withServer { other in
+                origin.route("/img", .redirect(to: other.url("/img").absoluteString))
+                other.route("/img", .image(testBytes(10), contentType: "image/png"))
+                let downloader = ImageDownloader(configuration: .init(headers: ["User-Agent": "ua", "X-Default": "d"]))
+                let request = ImageLoadRequest(url: origin.url("/img"),
+                                               headers: ["X-Api-Key": "secret", "If-Match": "\"x\"", "Accept-Language": "fr"],
+                                               validators: CacheValidators(etag: "\"v1\"", lastModified: "Tue, 24 Nov 2026 10:00:00 GMT"))
+                let outcome = await collect(downloader.load(request))
+                #expect(outcome.data?.count == 10)
+                let first = try #require(origin.requests.first)
+                #expect(first.headers["x-api-key"] == "secret")
+                #expect(first.headers["if-none-match"] == "\"v1\"")
+                let hop = try #require(other.requests.first)
+                for name in ["x-api-key", "if-match", "accept-language", "if-none-match", "if-modified-since", "authorization", "cookie"] {
+                    #expect(hop.headers[name] == nil, "\(name) went to another origin")
+                }
+                #expect(hop.headers["user-agent"] == "ua")
+                #expect(hop.headers["x-default"] == "d")
+            }
+        }
+    }
+}
+
+/// Transport security defaults: TLS 1.2 at least; basic-auth credentials only over https.
+@Suite("Transport security defaults", .timeLimit(.minutes(1)))
+struct TransportSecurityTests {
+    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
+    func aServerLimitedToTLS11IsRefused() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned()).limited(toMaximum: .tlsv11)
+        try await withServer(tls: tls) { server in
+            server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true)) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
+                #expect(outcome.data == nil, "TLS 1.1 was accepted")
+                #expect(outcome.error?.code == "connectionFailed", "\(String(describing: outcome.error))")
+            }
+            #expect(server.totalRequestCount == 0)
+        }
+    }
+
+    @Test func basicAuthIsNotSentOverPlainHTTP() async throws {
+        try await withServer { server in
+            server.route("/private", .image(testBytes(10), contentType: "image/png"))
+            let downloader = ImageDownloader(configuration: .init(
+                credentials: ["127.0.0.1": HTTPCredential(user: "alice", password: "secret")]))
+            _ = await collect(downloader.load(ImageLoadRequest(url: server.url("/private"))))
+            let sent = try #require(server.requests.first)
+            #expect(sent.headers["authorization"] == nil, "credentials went out in clear text")
+        }
+    }
+}
+
+/// Unexpected protocol switches end the connection rather than returning it to the pool.
+@Suite("Interim and upgrade responses", .timeLimit(.minutes(1)))
+struct UpgradeResponseTests {
+    @Test func a101ClosesTheConnectionInsteadOfPoolingIt() async throws {
+        try await withServer { server in
+            server.route("/upgrade", LoopbackResponse(status: 101, headers: ["Upgrade": "websocket", "Connection": "upgrade"]))
+            server.route("/a", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(2), maxConnectionsPerHost: 1)) { loader in
+                let upgraded = await collect(loader.load(ImageLoadRequest(url: server.url("/upgrade"))))
+                #expect(upgraded.error?.code == "httpStatus", "\(String(describing: upgraded.error))")
+                #expect(upgraded.error?.isTransient == false)
+                let next = await collect(loader.load(ImageLoadRequest(url: server.url("/a"))))
+                #expect(next.error == nil, "\(String(describing: next.error))")
+                #expect(next.data?.count == 10)
+            }
+            let upgrade = try #require(server.requests.first { $0.path == "/upgrade" })
+            let after = try #require(server.requests.first { $0.path == "/a" })
+            #expect(after.connection != upgrade.connection, "the upgraded connection went back to the pool")
+        }
+    }
+}
+
+/// The opt-ins and the hook of the redirect policy.
+@Suite("Redirect policy options", .timeLimit(.minutes(1)))
+struct RedirectPolicyOptionTests {
+    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
+    func insecureRedirectsCanBeAllowed() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { secure in
+            try await withServer { plain in
+                secure.route("/a.png", .redirect(to: plain.url("/a.png").absoluteString))
+                plain.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+                try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true,
+                                               allowsInsecureRedirects: true)) { loader in
+                    #expect(await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
+                }
+                let downloader = ImageDownloader(configuration: .init(allowsInvalidCertificates: true, allowsInsecureRedirects: true))
+                #expect(await collect(downloader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
+                try await downloader.shutdown()
+                let strict = ImageDownloader(configuration: .init(allowsInvalidCertificates: true))
+                #expect(await collect(strict.load(ImageLoadRequest(url: secure.url("/a.png")))).error?.code == "insecureRedirect")
+                try await strict.shutdown()
+                #expect(plain.requestCount(for: "/a.png") == 2)
+            }
+        }
+    }
+
+    @Test func theRedirectPolicySeesEveryHopAndCanRefuse() async throws {
+        try await withServer { origin in
+            try await withServer { other in
+                origin.route("/a", .redirect(to: "/b"))
+                origin.route("/b", .redirect(to: other.url("/c").absoluteString))
+                other.route("/c", .image(testBytes(10), contentType: "image/png"))
+                let hops = Locked<[String]>([])
+                let blockedPort = other.port
+                let downloader = ImageDownloader(configuration: .init(redirectPolicy: { from, to in
+                    hops.withLock { $0.append("\(from.path)->\(to.path)") }
+                    return to.port != blockedPort
+                }))
+                let outcome = await collect(downloader.load(ImageLoadRequest(url: origin.url("/a"))))
+                guard case .rejected = outcome.error else {
+                    Issue.record("expected rejected, got \(String(describing: outcome.error))")
+                    return
+                }
+                #expect(hops.withLock { $0 } == ["/a->/b", "/b->/c"])
+                #expect(other.totalRequestCount == 0, "the refused target was requested")
+
+                let permissive = ImageDownloader(configuration: .init(redirectPolicy: { _, _ in true }))
+                #expect(await collect(permissive.load(ImageLoadRequest(url: origin.url("/a")))).data?.count == 10)
+            }
+        }
+    }
+
+    @Test func theLoadersRedirectPolicyApplies() async throws {
+        try await withServer { server in
+            server.route("/a", .redirect(to: "/b"))
+            server.route("/b", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), redirectPolicy: { _, to in to.path != "/b" })) { loader in
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).error?.code == "rejected")
+            }
+            #expect(server.requestCount(for: "/b") == 0)
+        }
+    }
+}
+
+/// Extra trust roots, and credentials over https.
+@Suite("Trusted certificates", .enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"),
+       .timeLimit(.minutes(1)))
+struct TrustedCertificateTests {
+    @Test func aSelfSignedCertificateGivenAsPEMIsTrusted() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { server in
+            server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: [tls.certificatePEM])) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
+                #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            }
+            // Another certificate is still refused.
+            let stranger = try #require(try LoopbackTLS.selfSigned())
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: [stranger.certificatePEM])) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
+                #expect(outcome.error?.code == "untrustedCertificate", "\(String(describing: outcome.error))")
+            }
+        }
+    }
+
+    @Test func theDownloaderTrustsItsPEMAndSendsCredentialsOverHTTPS() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { server in
+            server.route("/private", .image(testBytes(10), contentType: "image/png"))
+            let downloader = ImageDownloader(configuration: .init(
+                credentials: ["127.0.0.1": HTTPCredential(user: "alice", password: "secret")],
+                trustedCertificatesPEM: [tls.certificatePEM]))
+            let outcome = await collect(downloader.load(ImageLoadRequest(url: server.url("/private"))))
+            #expect(outcome.data?.count == 10, "\(String(describing: outcome.error))")
+            #expect(server.requests.first?.headers["authorization"] == "Basic YWxpY2U6c2VjcmV0")
+            try await downloader.shutdown()
+        }
+    }
+
+    @Test func garbagePEMFailsHTTPSLoadsWithATypedError() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withServer(tls: tls) { server in
+            server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: ["not a certificate"])) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
+                #expect(outcome.error != nil && outcome.data == nil)
+            }
+            #expect(server.totalRequestCount == 0)
+        }
+    }
+
+    @Test func a101OnAReusedConnectionIsNotRetriedAsStale() async throws {
+        try await withServer { server in
+            server.route("/upgrade", LoopbackResponse(status: 101, headers: ["Upgrade": "websocket", "Connection": "upgrade"]))
+            server.route("/a", .image(testBytes(10), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(2), maxConnectionsPerHost: 1)) { loader in
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).data?.count == 10)
+                let upgraded = await collect(loader.load(ImageLoadRequest(url: server.url("/upgrade"))))
+                #expect(upgraded.error == .httpStatus(101))
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).data?.count == 10)
+            }
+            #expect(server.requestCount(for: "/upgrade") == 1)
+            #expect(Set(server.requests.map(\.connection)).count == 2)
+        }
+    }
+}

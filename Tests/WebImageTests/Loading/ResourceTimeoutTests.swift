@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageTestSupport
+
+/// The total deadline: a body that keeps trickling never trips the idle timeout, but the load
+/// still ends at its resource timeout.
+@Suite("Resource timeout", .timeLimit(.minutes(1)))
+struct ResourceTimeoutTests {
+    /// 10,000 bytes, one every 20 ms: 200 s to complete, never 20 ms silent.
+    static let drip = LoopbackResponse(body: .bytes(testBytes(10_000)), drip: (chunkSize: 1, interval: .milliseconds(20)))
+
+    @Test func aRequestsResourceTimeoutEndsADrip() async throws {
+        try await withServer { server in
+            server.route("/drip", Self.drip)
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5))) { loader in
+                let start = ContinuousClock.now
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/drip"), resourceTimeout: .milliseconds(400))))
+                #expect(outcome.error == .timedOut)
+                #expect(outcome.progressCount >= 1, "bytes were flowing")
+                #expect(ContinuousClock.now - start < .seconds(5))
+            }
+            await server.waitForAborted(1, path: "/drip")
+        }
+    }
+
+    @Test func theLoadersResourceTimeoutIsTheDefault() async throws {
+        #expect(ImageLoaderDefaults.resourceTimeout == .seconds(60))
+        #expect(HTTPImageLoader.Configuration().resourceTimeout == .seconds(60))
+        try await withServer { server in
+            server.route("/drip", Self.drip)
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), resourceTimeout: .milliseconds(400))) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/drip"))))
+                #expect(outcome.error == .timedOut)
+            }
+        }
+    }
+
+    @Test func theDownloadersResourceTimeoutApplies() async throws {
+        #expect(ImageDownloaderConfiguration().resourceTimeout == .seconds(60))
+        try await withServer { server in
+            server.route("/drip", Self.drip)
+            let downloader = ImageDownloader(configuration: .init(timeout: .seconds(5), resourceTimeout: .milliseconds(400)))
+            let start = ContinuousClock.now
+            let outcome = await collect(downloader.load(ImageLoadRequest(url: server.url("/drip"))))
+            #expect(outcome.error == .timedOut)
+            #expect(ContinuousClock.now - start < .seconds(5))
+            #expect(downloader.runningDownloadCount == 0)
+        }
+    }
+
+    @Test func theResourceTimeoutCoversRedirectsAndStillLetsFastLoadsThrough() async throws {
+        try await withServer { server in
+            server.route("/hop", .redirect(to: "/drip"))
+            server.route("/drip", Self.drip)
+            server.route("/fast", .image(testBytes(100), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), resourceTimeout: .milliseconds(400))) { loader in
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/hop")))).error == .timedOut)
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/fast")))).data?.count == 100)
+            }
+        }
+    }
+
+    @Test func aNonPositiveResourceTimeoutIsAnInvalidRequest() async throws {
+        try await withServer { server in
+            server.route("/a", .image(testBytes(100), contentType: "image/png"))
+            try await withHTTPLoader { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a"), resourceTimeout: .seconds(-5))))
+                guard case .invalidRequest = outcome.error else {
+                    Issue.record("expected invalidRequest, got \(String(describing: outcome.error))")
+                    return
+                }
+            }
+            #expect(server.totalRequestCount == 0)
+        }
+    }
+}
+
+/// The configured connect timeout bounds TCP and TLS together.
+@Suite("Connect timeout", .timeLimit(.minutes(1)))
+struct ConnectTimeoutTests {
+    @Test func theConnectTimeoutCoversTheTLSHandshake() async throws {
+        #expect(HTTPImageLoader.Configuration().connectTimeout == .seconds(10))
+        try await withSilentListener { listener in
+            try await withHTTPLoader(.init(idleTimeout: .seconds(30), connectTimeout: .milliseconds(300))) { loader in
+                let url = listener.url("/a.jpg")
+                let start = ContinuousClock.now
+                let outcome = await finishing(within: .seconds(10)) { await collect(loader.load(ImageLoadRequest(url: url))) }
+                #expect(outcome?.error == .timedOut)
+                #expect(ContinuousClock.now - start < .seconds(8))
+            }
+            let closed: Void? = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
+            #expect(closed != nil)
+        }
+    }
+
+    @Test func aTimedOutConnectGivesItsSlotBack() async throws {
+        try await withSilentListener { listener in
+            // One connection per host: a slot the timed-out connect kept would make the second load wait forever.
+            try await withHTTPLoader(.init(idleTimeout: .seconds(30), maxConnectionsPerHost: 1,
+                                           connectTimeout: .milliseconds(200))) { loader in
+                let url = listener.url("/a.jpg")
+                for _ in 0..<2 {
+                    let outcome = await finishing(within: .seconds(5)) { await collect(loader.load(ImageLoadRequest(url: url))) }
+                    #expect(outcome?.error == .timedOut)
+                }
+            }
+            #expect(listener.counts.accepted == 2)
+        }
+    }
+}
