@@ -39,6 +39,8 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// unknown authority). Permanent: the same server presents the same certificate next time.
     /// Only ``HTTPImageLoader/Configuration/allowsInvalidCertificates`` lets such a load through.
     case untrustedCertificate(String)
+    /// A cache namespace that is not one plain directory name (empty, `.`, `..`, with `/`).
+    case invalidNamespace(String)
 
     /// Whether trying again later may succeed: timeouts, lost connections and cancellation are
     /// transient; a 404 or corrupt data is not.
@@ -70,6 +72,7 @@ public enum WebImageError: Error, Sendable, Hashable {
         case .notCached: "notCached"
         case .fileSystem: "fileSystem"
         case .untrustedCertificate: "untrustedCertificate"
+        case .invalidNamespace: "invalidNamespace"
         }
     }
 }
@@ -95,6 +98,7 @@ extension WebImageError: CustomStringConvertible {
         case .notCached: "not in the cache"
         case .fileSystem(let reason): "file system: \(reason)"
         case .untrustedCertificate(let reason): "untrusted TLS certificate: \(reason)"
+        case .invalidNamespace(let reason): "invalid cache namespace: \(reason)"
         }
     }
 }
