@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// A libFuzzer target over the decoders, in its own package (like Benchmarks/) so that users and
+// libFuzzer targets over the decoders and the disk-cache entry reader, in its own package (like Benchmarks/) so that users and
 // CI of the library never build it. Build and run it with Fuzz/run.sh.
 let package = Package(
     name: "swift-webimage-fuzz",
@@ -9,6 +9,10 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "DecodeFuzzer",
+            dependencies: [.product(name: "WebImage", package: "swift-webimage")]
+        ),
+        .executableTarget(
+            name: "DiskEntryFuzzer",
             dependencies: [.product(name: "WebImage", package: "swift-webimage")]
         ),
     ],
