@@ -40,5 +40,5 @@ func fuzzOne(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
 }
 
 var argc = CommandLine.argc
-var argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>? = CommandLine.unsafeArgv
+var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
 exit(LLVMFuzzerRunDriver(&argc, &argv) { fuzzOne($0, $1) })

@@ -154,7 +154,7 @@ public final class DiskCache: Sendable {
         if state.expired {
             removeFiles([name])
         } else if state.known || access(path, F_OK) == 0 {
-            if let file = try? Data(contentsOf: URL(fileURLWithPath: path, isDirectory: false)), let entry = DiskCacheEntryFormat.decode(file) {
+            if let file = readEntryFile(path, followingLinks: false), let entry = DiskCacheEntryFormat.decode(file) {
                 let previousAccess: Date? = index.withLock { index in
                     let previous = index.entries[name]
                     index.set(name, Entry(size: file.count, accessed: date, created: previous?.created ?? entry.metadata.storedDate))
@@ -169,8 +169,7 @@ public final class DiskCache: Sendable {
             removeFiles([name])
         }
         for directory in readOnlyPaths {
-            let candidate = URL(fileURLWithPath: directory + name, isDirectory: false)
-            if let file = try? Data(contentsOf: candidate), let entry = DiskCacheEntryFormat.decode(file) { return entry }
+            if let file = readEntryFile(directory + name, followingLinks: true), let entry = DiskCacheEntryFormat.decode(file) { return entry }
         }
         return nil
     }
@@ -207,18 +206,21 @@ public final class DiskCache: Sendable {
             throw WebImageError.fileSystem("cannot encode metadata: \(error)")
         }
         let (temporary, descriptor) = try createTemporaryFile()
-        // Closing releases the writer's lock: only after the rename, so no scan takes the file
-        // for a dead writer's leftover while it is still to be renamed.
-        defer { close(descriptor) }
-        if let failure = Self.writeAll(file, to: descriptor) {
-            unlink(temporary)
-            throw WebImageError.fileSystem("cannot write \(temporary): \(String(cString: strerror(failure)))")
-        }
-        let replaced = Self.regularFileSize(atPath: directoryPath + name) ?? 0
-        guard rename(temporary, directoryPath + name) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw WebImageError.fileSystem("cannot rename into \(configuration.directory.path): \(reason)")
+        let replaced: Int
+        do {
+            // Closing releases the writer's lock: only after the rename, so no scan takes the
+            // file for a dead writer's leftover while it is still to be renamed.
+            defer { close(descriptor) }
+            if let failure = Self.writeAll(file, to: descriptor) {
+                unlink(temporary)
+                throw WebImageError.fileSystem("cannot write \(temporary): \(String(cString: strerror(failure)))")
+            }
+            replaced = Self.regularFileSize(atPath: directoryPath + name) ?? 0
+            guard rename(temporary, directoryPath + name) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw WebImageError.fileSystem("cannot rename into \(configuration.directory.path): \(reason)")
+            }
         }
         let date = now()
         index.withLock { index in
@@ -408,6 +410,34 @@ public final class DiskCache: Sendable {
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
               flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
         return unlinkat(directory, name, 0) == 0
+    }
+
+    /// The bytes of the entry file at `path`, or `nil` when it is not a regular file (a FIFO
+    /// would block the read forever, a link could point at a device) or is larger than the whole
+    /// cache may be (no trim lets such an entry survive): checked before any memory is taken.
+    private func readEntryFile(_ path: String, followingLinks: Bool) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followingLinks ? 0 : O_NOFOLLOW))
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        let limit = configuration.maxSize > 0 ? configuration.maxSize : Int.max
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+              info.st_size >= 0, Int(info.st_size) <= limit else { return nil }
+        var data = Data(count: Int(info.st_size))
+        let complete = data.withUnsafeMutableBytes { raw -> Bool in
+            guard var cursor = raw.baseAddress else { return true }
+            var remaining = raw.count
+            while remaining > 0 {
+                let count = read(descriptor, cursor, remaining)
+                if count < 0, errno == EINTR { continue }
+                // Shorter than its size said: being replaced or cut; the checksum would fail.
+                guard count > 0 else { return false }
+                cursor += count
+                remaining -= count
+            }
+            return true
+        }
+        return complete ? data : nil
     }
 
     /// The size of the regular file at `path`, not following a symbolic link.

@@ -162,4 +162,21 @@ import Testing
         let size = try Self.measuredSize(directory.url.appendingPathComponent("shared"))
         #expect(size <= limit && size > 0, "\(size) bytes on disk")
     }
+
+    /// Whoever can write to the cache directory controls what sits under an entry's name: a FIFO
+    /// (a read would block forever), a link to a file outside, a file larger than the cache.
+    @Test func hostileFilesUnderEntryNamesAreMisses() async throws {
+        let directory = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        let target = try plantForeignFile("target.txt", in: outside.url, size: 100)
+        let cache = DiskCache(configuration: DiskCacheConfiguration(directory: directory.url, maxSize: 10_000))
+        #expect(mkfifo(cache.path(forKey: "fifo").path, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(at: cache.path(forKey: "link"), withDestinationURL: target)
+        try Data(repeating: 0, count: 20_000).write(to: cache.path(forKey: "huge"))
+        for key in ["fifo", "link", "huge"] {
+            #expect(await cache.data(forKey: key) == nil, "\(key)")
+        }
+        #expect(FileManager.default.fileExists(atPath: target.path), "a link's target is never deleted")
+        #expect(await cache.count == 0)
+    }
 }
