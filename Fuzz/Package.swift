@@ -23,6 +23,8 @@ let package = Package(
         fuzzer("PNGFuzzer"),
         fuzzer("GIFFuzzer"),
         fuzzer("WebPFuzzer"),
+        // The disk cache's entry reader: whoever can write to the cache directory controls its input.
+        fuzzer("DiskEntryFuzzer"),
         // The HTTP client reading whatever a hostile server sends.
         fuzzer("HTTPResponseFuzzer", [
             .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes one target with libFuzzer under AddressSanitizer. Targets (Package.swift): DecodeFuzzer
-# (every decoder; the default), JPEGFuzzer, PNGFuzzer, GIFFuzzer, WebPFuzzer, HTTPResponseFuzzer.
+# (every decoder; the default), JPEGFuzzer, PNGFuzzer, GIFFuzzer, WebPFuzzer, HTTPResponseFuzzer,
+# DiskEntryFuzzer (the disk cache's entry reader).
 # Seeds: the shared corpus (../shared/corpus, read only) for the decoders, Fuzz/seeds/http for the
 # HTTP client. New inputs go to Fuzz/.corpus/TARGET (ignored by git); a crash is written to
 # Fuzz/.findings/ and ends the run with a non-zero status.
@@ -23,7 +24,7 @@ case "$target" in
     PNGFuzzer) formats=(png) ;;
     GIFFuzzer) formats=(gif) ;;
     WebPFuzzer) formats=(webp) ;;
-    HTTPResponseFuzzer) formats=() ;;
+    HTTPResponseFuzzer|DiskEntryFuzzer) formats=() ;;
     *) formats=(jpeg png gif webp exif other) ;;
 esac
 seeds=()

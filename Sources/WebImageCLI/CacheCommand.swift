@@ -5,6 +5,11 @@ import FoundationEssentials
 import Foundation
 #endif
 import WebImage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `webimage cache stats|clean|clear`: look after a disk cache.
 struct CacheCommand: AsyncParsableCommand {
@@ -76,18 +81,37 @@ struct CacheCommand: AsyncParsableCommand {
         }
     }
 
-    /// Writes entries forever, printing each key once stored: the child process the crash-safety
-    /// test kills with SIGKILL mid-write. Entry `k` holds bytes derived from its key, so a reader
-    /// can tell a whole entry from a torn one.
+    /// Writes entries forever (or `--count` of them), printing each key once stored: the child
+    /// process the crash-safety test kills with SIGKILL mid-write, and the second process of the
+    /// shared-size-limit test. Entry `k` holds bytes derived from its key, so a reader can tell a
+    /// whole entry from a torn one.
     struct WriteLoop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "_write-loop", shouldDisplay: false)
         @OptionGroup var location: Location
 
+        @Option(help: "Keys are this prefix and a number.")
+        var keyPrefix = "entry-"
+
+        @Option(help: "How many distinct keys are written in turn.")
+        var keys = 8
+
+        @Option(help: "Stop after this many writes.")
+        var count: Int?
+
+        @Flag(help: "Open the cache, print 'ready', then wait for a line on standard input before writing.")
+        var waitForStart = false
+
         func run() async throws {
             let cache = location.diskCache()
+            if waitForStart {
+                _ = await cache.count
+                print("ready")
+                fflush(nil)
+                _ = readLine()
+            }
             var index = 0
-            while true {
-                let key = "entry-\(index % 8)"
+            while count.map({ index < $0 }) ?? true {
+                let key = "\(keyPrefix)\(index % max(1, keys))"
                 let data = Self.payload(forKey: key, length: 200_000 + (index % 5) * 100_000)
                 try cache.storeSynchronously(data, metadata: ImageCacheMetadata(originalURL: key), forKey: key)
                 print(key)

@@ -8,7 +8,7 @@ import WebImage
 // run against nginx and decode-only is Benchmarks/scripts/compare-pipeline.sh.
 let benchmarks: @Sendable () -> Void = {
     Benchmark("ImageCache memory hit", configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal])) { benchmark in
-        let cache = ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(namespace: "pipeline-benchmark")))
+        let cache = ImageCache(diskCache: DiskCache(configuration: try DiskCacheConfiguration(namespace: "pipeline-benchmark")))
         let image = DecodedImage(bitmap: try Bitmap(width: 64, height: 64, filledWith: (1, 2, 3, 255)), hasAlpha: false)
         await cache.store(image, data: nil, key: "k", to: .memory)
         benchmark.startMeasurement()

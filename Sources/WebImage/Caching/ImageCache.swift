@@ -11,7 +11,8 @@ import Foundation
 /// same key with the same decode options share one disk read and one decode.
 public final class ImageCache: ImageCaching {
     /// The cache loads use unless told otherwise (namespace `default`).
-    public static let shared = ImageCache(namespace: "default")
+    public static let shared = ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(
+        directory: DiskCacheConfiguration.platformCacheDirectory.appendingPathComponent("swift-webimage/default", isDirectory: true))))
 
     /// Decoded images by key; cost is decoded bytes.
     public let memoryCache: MemoryCache<String, DecodedImage>
@@ -22,6 +23,10 @@ public final class ImageCache: ImageCaching {
     /// Chooses what bytes go to disk.
     public let serializer: any CacheSerializer
 
+    /// Empties ``memoryCache`` when the process's control group nears its memory limit; `nil`
+    /// when the group has no limit (or none was given). See ``MemoryPressureMonitor``.
+    public let memoryPressureMonitor: MemoryPressureMonitor?
+
     /// Disk reads and decodes, at most one per core at a time.
     private let decoding = WorkQueue(width: ProcessInfo.processInfo.activeProcessorCount)
 
@@ -29,17 +34,33 @@ public final class ImageCache: ImageCaching {
     private let inFlight = Locked<[String: Task<ImageCacheResult, Never>]>([:])
 
     /// Creates a cache from its parts.
+    /// - Parameter memoryPressure: the control group whose memory pressure empties the memory
+    ///   cache (polled every two seconds while the cache lives); `nil` to never shed. Nothing
+    ///   is polled when the group has no memory limit.
     public init(memoryCache: MemoryCache<String, DecodedImage> = MemoryCache(), diskCache: DiskCache,
-                coders: ImageCodersManager = .shared, serializer: any CacheSerializer = DefaultCacheSerializer()) {
+                coders: ImageCodersManager = .shared, serializer: any CacheSerializer = DefaultCacheSerializer(),
+                memoryPressure: CgroupMemory? = .current) {
         self.memoryCache = memoryCache
         self.diskCache = diskCache
         self.coders = coders
         self.serializer = serializer
+        if let memoryPressure, memoryPressure.limit != nil {
+            // The monitor holds the memory cache, not the ImageCache: no cycle, and the polling
+            // stops when this cache (the monitor's only owner) is released.
+            let monitor = MemoryPressureMonitor(memory: memoryPressure) { _ in memoryCache.removeAll() }
+            monitor.start()
+            memoryPressureMonitor = monitor
+        } else {
+            memoryPressureMonitor = nil
+        }
     }
 
     /// A cache whose disk part lives in `namespace` under the platform cache directory (or `directory`).
-    public convenience init(namespace: String, directory: URL? = nil) {
-        let configuration = directory.map { DiskCacheConfiguration(directory: $0) } ?? DiskCacheConfiguration(namespace: namespace)
+    /// - Throws: ``WebImageError/invalidNamespace(_:)`` for a namespace that is not one plain
+    ///   directory name (see ``DiskCacheConfiguration/directory(namespace:root:)``).
+    public convenience init(namespace: String, directory: URL? = nil) throws {
+        try DiskCacheConfiguration.validate(namespace: namespace)
+        let configuration = try directory.map { DiskCacheConfiguration(directory: $0) } ?? DiskCacheConfiguration(namespace: namespace)
         self.init(diskCache: DiskCache(configuration: configuration))
     }
 

@@ -95,11 +95,20 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The store time of entries in caches without a time-to-live (never compared).
     @usableFromInline let createdAt = ContinuousClock.now
 
-    /// The default cost limit: a fifth of physical memory, at most 1 GiB. Decoded images are
-    /// large (a 12 MP photo is 48 MB), so a fixed count means nothing; a share of the memory does,
-    /// and the cap keeps a big server from hoarding gigabytes of pixels nobody asked for twice.
+    /// The default cost limit: a fifth of the memory the process may use, at most 1 GiB. Decoded
+    /// images are large (a 12 MP photo is 48 MB), so a fixed count means nothing; a share of the
+    /// memory does, and the cap keeps a big server from hoarding gigabytes of pixels nobody asked
+    /// for twice. The memory is the physical memory or, when smaller, the limit of the process's
+    /// control group: in a container limited to 512 MiB on a 64 GiB host, about 100 MiB, not 1 GiB.
     public static var defaultCostLimit: Int {
-        Int(min(ProcessInfo.processInfo.physicalMemory / 5, 1 << 30))
+        defaultCostLimit(memory: .current)
+    }
+
+    /// ``defaultCostLimit`` for the control group `memory` (tests pass a fake cgroup tree).
+    public static func defaultCostLimit(memory: CgroupMemory) -> Int {
+        let physical = ProcessInfo.processInfo.physicalMemory
+        let usable = memory.limit.map { min(physical, UInt64($0)) } ?? physical
+        return Int(min(usable / 5, 1 << 30))
     }
 
     /// Creates a cache.

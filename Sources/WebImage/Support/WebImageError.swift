@@ -48,6 +48,8 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// the server's name (and poison the cache entry of the https URL). Refused unless the
     /// loader's configuration allows insecure redirects.
     case insecureRedirect(String)
+    /// A cache namespace that is not one plain directory name (empty, `.`, `..`, with `/`).
+    case invalidNamespace(String)
 
     /// Whether trying again later may succeed: timeouts, lost connections and cancellation are
     /// transient; a 404 or corrupt data is not.
@@ -81,6 +83,7 @@ public enum WebImageError: Error, Sendable, Hashable {
         case .untrustedCertificate: "untrustedCertificate"
         case .invalidRequest: "invalidRequest"
         case .insecureRedirect: "insecureRedirect"
+        case .invalidNamespace: "invalidNamespace"
         }
     }
 }
@@ -108,6 +111,7 @@ extension WebImageError: CustomStringConvertible {
         case .untrustedCertificate(let reason): "untrusted TLS certificate: \(reason)"
         case .invalidRequest(let reason): "invalid request: \(reason)"
         case .insecureRedirect(let target): "refused redirect from https to plain http: \(target)"
+        case .invalidNamespace(let reason): "invalid cache namespace: \(reason)"
         }
     }
 }

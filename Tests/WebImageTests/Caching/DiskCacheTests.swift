@@ -93,7 +93,7 @@ final class TemporaryDirectory: Sendable {
         // (read after the others were written) and big stay.
         #expect(big != nil && k0 != nil && k9 != nil, "the newest and the most recently read stay")
         #expect(k1 == nil && k8 == nil, "the least recently used go")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { !$0.hasPrefix(".") }
         let count = await cache.count
         #expect(files.count == count)
     }
@@ -126,19 +126,27 @@ final class TemporaryDirectory: Sendable {
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent(".tmp-dead-writer").path))
     }
 
-    @Test func aLiveWritersTemporaryFileSurvivesAnotherOpen() async throws {
+    /// A writer holds an exclusive `flock` on its temporary file until it is renamed into place:
+    /// a lock works across PID namespaces (containers sharing a volume), where a pid in the name
+    /// means nothing (or another process).
+    @Test func aLiveWritersTemporaryFileSurvivesAnotherOpenWhateverItsPid() async throws {
         let directory = try TemporaryDirectory()
-        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
-        // This process is alive: its write may still be renamed into place.
-        let live = directory.url.appendingPathComponent(".tmp-\(getpid())-999999")
-        // No process has a pid above pid_max (at most 2^22 on Linux).
-        let dead = directory.url.appendingPathComponent(".tmp-2147483646-1")
+        // A writer in another PID namespace: its pid is dead here, but it holds its lock.
+        let live = directory.url.appendingPathComponent(".tmp-2147483646-1")
+        // A dead writer whose pid (in its own namespace) happens to be alive here.
+        let dead = directory.url.appendingPathComponent(".tmp-\(getpid())-999999")
         try Data("in flight".utf8).write(to: live)
         try Data("abandoned".utf8).write(to: dead)
+        let descriptor = open(live.path, O_RDWR | O_CLOEXEC)
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(flock(descriptor, LOCK_EX) == 0)
         let cache = DiskCache(configuration: DiskCacheConfiguration(directory: directory.url))
         #expect(await cache.count == 0)
-        #expect(FileManager.default.fileExists(atPath: live.path))
-        #expect(!FileManager.default.fileExists(atPath: dead.path))
+        #expect(FileManager.default.fileExists(atPath: live.path), "a locked temporary file is a live write")
+        #expect(!FileManager.default.fileExists(atPath: dead.path), "an unlocked one is a dead writer's")
+        await cache.removeAll()
+        #expect(FileManager.default.fileExists(atPath: live.path), "removeAll leaves a live write too")
     }
 
     @Test func imageExtensionsAreFoundWithoutParsingTheKey() {
