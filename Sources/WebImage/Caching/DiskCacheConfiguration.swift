@@ -65,7 +65,8 @@ public struct DiskCacheConfiguration: Sendable {
     public static func validate(namespace: String) throws {
         let reason: String? = switch namespace {
         case "": "is empty"
-        case ".", "..": "is '\(namespace)'"
+        case ".": "would be the cache root itself"
+        case "..": "would be the parent of the cache root"
         case _ where namespace.contains("/"): "contains '/'"
         case _ where namespace.utf8.contains(0): "contains a NUL byte"
         case _ where namespace.utf8.count > 255: "is longer than 255 bytes"
