@@ -49,6 +49,7 @@ static inline __attribute__((noinline)) webimage_jpeg_decoder *webimage_jpeg_cre
     decoder->errors.output_message = webimage_jpeg_output_message;
     decoder->info.client_data = decoder;
     if (setjmp(decoder->jump)) {
+        jpeg_destroy_decompress(&decoder->info); // frees what was allocated, if anything
         free(decoder);
         return NULL;
     }
