@@ -49,8 +49,7 @@ struct CacheCommand: AsyncParsableCommand {
             let count = await cache.count, size = await cache.totalSize
             let directory = cache.configuration.directory.path
             if location.json {
-                let object: [String: Any] = ["count": count, "totalSize": size, "directory": directory]
-                print(JSONText.render(object))
+                print(JSONOutput.line(CacheReport(count: count, totalSize: size, directory: directory)))
             } else {
                 print("\(directory): \(count) entries, \(size) bytes")
             }
@@ -65,7 +64,7 @@ struct CacheCommand: AsyncParsableCommand {
             let cache = location.diskCache()
             let removed = await cache.removeExpired()
             let count = await cache.count, size = await cache.totalSize
-            print(location.json ? "{\"count\":\(count),\"removed\":\(removed),\"totalSize\":\(size)}"
+            print(location.json ? JSONOutput.line(CacheReport(count: count, totalSize: size, removed: removed))
                                 : "removed \(removed) entries; \(count) entries, \(size) bytes remain")
         }
     }
@@ -77,7 +76,7 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let cache = location.diskCache()
             await cache.removeAll()
-            print(location.json ? "{\"count\":0,\"totalSize\":0}" : "cleared \(cache.configuration.directory.path)")
+            print(location.json ? JSONOutput.line(CacheReport(count: 0, totalSize: 0)) : "cleared \(cache.configuration.directory.path)")
         }
     }
 
@@ -124,4 +123,12 @@ struct CacheCommand: AsyncParsableCommand {
             return Data((0..<length).map { seed[$0 % seed.count] &+ UInt8(truncatingIfNeeded: $0 / seed.count) })
         }
     }
+}
+
+/// What `cache stats|clean|clear --json` print: one object (`directory` from stats, `removed` from clean).
+struct CacheReport: Encodable {
+    var count: Int
+    var totalSize: Int
+    var directory: String?
+    var removed: Int?
 }

@@ -6,8 +6,8 @@ import Musl
 import Darwin
 #endif
 
-// The CLI's number, column and JSON output without `String(format:)` and `JSONSerialization`:
-// those live in the full Foundation, whose startup and size (ICU included) the CLI does not pay.
+// The CLI's number and column output without `String(format:)`, which lives in the full
+// Foundation, whose startup and size (ICU included) the CLI does not pay. JSON: `JSONOutput`.
 
 extension Double {
     /// The value with exactly `decimals` digits after the point, rounded half away from zero.
@@ -49,46 +49,5 @@ func writeToStandardError(_ text: String) {
             if written <= 0 { return }
             offset += written
         }
-    }
-}
-
-/// JSON text for the CLI's `--json` output: objects (keys sorted), arrays, strings, integers,
-/// doubles and booleans.
-enum JSONText {
-    static func render(_ value: Any) -> String {
-        switch value {
-        case let object as [String: Any]:
-            return "{" + object.keys.sorted().map { quoted($0) + ":" + render(object[$0]!) }.joined(separator: ",") + "}"
-        case let array as [Any]:
-            return "[" + array.map(render).joined(separator: ",") + "]"
-        case let string as String:
-            return quoted(string)
-        case let flag as Bool:
-            return flag ? "true" : "false"
-        case let integer as Int:
-            return String(integer)
-        case let integer as Int64:
-            return String(integer)
-        case let number as Double:
-            return number.isFinite ? String(number) : "null"
-        default:
-            return "null"
-        }
-    }
-
-    private static func quoted(_ string: String) -> String {
-        var out = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4, with: "0")
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
