@@ -84,4 +84,20 @@ struct ExtremeTimeoutTests {
             #expect(server.totalRequestCount == 0)
         }
     }
+
+    @Test func extremeLoaderSettingsAreClampedOrRefused() async throws {
+        try await withServer { server in
+            server.route("/a", .image(testBytes(100), contentType: "image/png"))
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), resourceTimeout: .seconds(Int64.max),
+                                           connectTimeout: .seconds(Int64.max))) { loader in
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).data?.count == 100)
+            }
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), connectTimeout: .seconds(-1))) { loader in
+                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).error?.code == "invalidRequest")
+            }
+            let downloader = ImageDownloader(configuration: .init(timeout: .seconds(-3)))
+            #expect(await collect(downloader.load(ImageLoadRequest(url: server.url("/a")))).error?.code == "invalidRequest")
+            #expect(server.totalRequestCount == 1)
+        }
+    }
 }
