@@ -84,7 +84,7 @@ final class HTTPTransfer: Sendable {
             let resource = try RequestValidation.timeAmount(
                 request.resourceTimeout ?? hooks.resourceTimeout ?? configuration.resourceTimeout, "the resource timeout")
             // A load that says "fail after 2 s of silence" means it for the handshake too.
-            let connect = min(idle, RequestValidation.clamped(configuration.connectTimeout))
+            let connect = min(idle, try RequestValidation.timeAmount(configuration.connectTimeout, "the connect timeout"))
             try RequestValidation.validate(request.headers)
             if let problem = (hooks.defaultHeaders ?? defaultHeaders).problem { throw .invalidRequest(problem) }
             return Limits(idle: idle, connect: connect, resource: resource)

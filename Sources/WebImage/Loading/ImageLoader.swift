@@ -36,6 +36,8 @@ public struct ImageLoadRequest: Sendable {
     /// The priority among queued loads.
     public var priority: LoadPriority
     /// Idle timeout: the load fails when no bytes arrive for this long; `nil` uses the loader's default.
+    /// It bounds opening a connection too. Zero or negative fails the load with
+    /// ``WebImageError/invalidRequest(_:)``; more than a year counts as a year.
     public var timeout: Duration?
     /// Total deadline: the load fails with ``WebImageError/timedOut`` when it has not completed
     /// this long after it started, redirects and slow drips included; `nil` uses the loader's default.

@@ -51,57 +51,6 @@ struct RedirectPolicyTests {
     }
 }
 
-/// Transport security defaults: TLS 1.2 at least; basic-auth credentials only over https.
-@Suite("Transport security defaults", .timeLimit(.minutes(1)))
-struct TransportSecurityTests {
-    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
-    func aServerLimitedToTLS11IsRefused() async throws {
-        let tls = try #require(try LoopbackTLS.selfSigned()).limited(toMaximum: .tlsv11)
-        try await withServer(tls: tls) { server in
-            server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
-            try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true)) { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
-                #expect(outcome.data == nil, "TLS 1.1 was accepted")
-                #expect(outcome.error?.code == "connectionFailed", "\(String(describing: outcome.error))")
-            }
-            #expect(server.totalRequestCount == 0)
-        }
-    }
-
-    @Test func basicAuthIsNotSentOverPlainHTTP() async throws {
-        try await withServer { server in
-            server.route("/private", .image(testBytes(10), contentType: "image/png"))
-            let downloader = ImageDownloader(configuration: .init(
-                credentials: ["127.0.0.1": HTTPCredential(user: "alice", password: "secret")]))
-            _ = await collect(downloader.load(ImageLoadRequest(url: server.url("/private"))))
-            let sent = try #require(server.requests.first)
-            #expect(sent.headers["authorization"] == nil, "credentials went out in clear text")
-        }
-    }
-}
-
-/// Unexpected protocol switches end the connection rather than returning it to the pool.
-@Suite("Interim and upgrade responses", .timeLimit(.minutes(1)))
-struct UpgradeResponseTests {
-    @Test func a101ClosesTheConnectionInsteadOfPoolingIt() async throws {
-        try await withServer { server in
-            server.route("/upgrade", LoopbackResponse(status: 101, headers: ["Upgrade": "websocket", "Connection": "upgrade"]))
-            server.route("/a", .image(testBytes(10), contentType: "image/png"))
-            try await withHTTPLoader(.init(idleTimeout: .seconds(2), maxConnectionsPerHost: 1)) { loader in
-                let upgraded = await collect(loader.load(ImageLoadRequest(url: server.url("/upgrade"))))
-                #expect(upgraded.error?.code == "httpStatus", "\(String(describing: upgraded.error))")
-                #expect(upgraded.error?.isTransient == false)
-                let next = await collect(loader.load(ImageLoadRequest(url: server.url("/a"))))
-                #expect(next.error == nil, "\(String(describing: next.error))")
-                #expect(next.data?.count == 10)
-            }
-            let upgrade = try #require(server.requests.first { $0.path == "/upgrade" })
-            let after = try #require(server.requests.first { $0.path == "/a" })
-            #expect(after.connection != upgrade.connection, "the upgraded connection went back to the pool")
-        }
-    }
-}
-
 /// The opt-ins and the hook of the redirect policy.
 @Suite("Redirect policy options", .timeLimit(.minutes(1)))
 struct RedirectPolicyOptionTests {
@@ -161,69 +110,6 @@ struct RedirectPolicyOptionTests {
                 #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).error?.code == "rejected")
             }
             #expect(server.requestCount(for: "/b") == 0)
-        }
-    }
-}
-
-/// Extra trust roots, and credentials over https.
-@Suite("Trusted certificates", .enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"),
-       .timeLimit(.minutes(1)))
-struct TrustedCertificateTests {
-    @Test func aSelfSignedCertificateGivenAsPEMIsTrusted() async throws {
-        let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { server in
-            server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
-            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: [tls.certificatePEM])) { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
-                #expect(outcome.error == nil, "\(String(describing: outcome.error))")
-            }
-            // Another certificate is still refused.
-            let stranger = try #require(try LoopbackTLS.selfSigned())
-            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: [stranger.certificatePEM])) { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
-                #expect(outcome.error?.code == "untrustedCertificate", "\(String(describing: outcome.error))")
-            }
-        }
-    }
-
-    @Test func theDownloaderTrustsItsPEMAndSendsCredentialsOverHTTPS() async throws {
-        let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { server in
-            server.route("/private", .image(testBytes(10), contentType: "image/png"))
-            let downloader = ImageDownloader(configuration: .init(
-                credentials: ["127.0.0.1": HTTPCredential(user: "alice", password: "secret")],
-                trustedCertificatesPEM: [tls.certificatePEM]))
-            let outcome = await collect(downloader.load(ImageLoadRequest(url: server.url("/private"))))
-            #expect(outcome.data?.count == 10, "\(String(describing: outcome.error))")
-            #expect(server.requests.first?.headers["authorization"] == "Basic YWxpY2U6c2VjcmV0")
-            try await downloader.shutdown()
-        }
-    }
-
-    @Test func garbagePEMFailsHTTPSLoadsWithATypedError() async throws {
-        let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { server in
-            server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
-            try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: ["not a certificate"])) { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
-                #expect(outcome.error != nil && outcome.data == nil)
-            }
-            #expect(server.totalRequestCount == 0)
-        }
-    }
-
-    @Test func a101OnAReusedConnectionIsNotRetriedAsStale() async throws {
-        try await withServer { server in
-            server.route("/upgrade", LoopbackResponse(status: 101, headers: ["Upgrade": "websocket", "Connection": "upgrade"]))
-            server.route("/a", .image(testBytes(10), contentType: "image/png"))
-            try await withHTTPLoader(.init(idleTimeout: .seconds(2), maxConnectionsPerHost: 1)) { loader in
-                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).data?.count == 10)
-                let upgraded = await collect(loader.load(ImageLoadRequest(url: server.url("/upgrade"))))
-                #expect(upgraded.error == .httpStatus(101))
-                #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).data?.count == 10)
-            }
-            #expect(server.requestCount(for: "/upgrade") == 1)
-            #expect(Set(server.requests.map(\.connection)).count == 2)
         }
     }
 }

@@ -13,12 +13,12 @@ struct ResourceTimeoutTests {
     @Test func aRequestsResourceTimeoutEndsADrip() async throws {
         try await withServer { server in
             server.route("/drip", Self.drip)
-            try await withHTTPLoader(.init(idleTimeout: .seconds(5))) { loader in
+            try await withHTTPLoader(.init(idleTimeout: .seconds(30))) { loader in
                 let start = ContinuousClock.now
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/drip"), resourceTimeout: .milliseconds(400))))
+                // Only the resource timer can end it this soon: the idle timeout is 30 s, the body takes 200 s.
                 #expect(outcome.error == .timedOut)
-                #expect(outcome.progressCount >= 1, "bytes were flowing")
-                #expect(ContinuousClock.now - start < .seconds(5))
+                #expect(ContinuousClock.now - start < .seconds(10))
             }
             await server.waitForAborted(1, path: "/drip")
         }
@@ -29,7 +29,7 @@ struct ResourceTimeoutTests {
         #expect(HTTPImageLoader.Configuration().resourceTimeout == .seconds(60))
         try await withServer { server in
             server.route("/drip", Self.drip)
-            try await withHTTPLoader(.init(idleTimeout: .seconds(5), resourceTimeout: .milliseconds(400))) { loader in
+            try await withHTTPLoader(.init(idleTimeout: .seconds(30), resourceTimeout: .milliseconds(400))) { loader in
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/drip"))))
                 #expect(outcome.error == .timedOut)
             }
@@ -40,11 +40,11 @@ struct ResourceTimeoutTests {
         #expect(ImageDownloaderConfiguration().resourceTimeout == .seconds(60))
         try await withServer { server in
             server.route("/drip", Self.drip)
-            let downloader = ImageDownloader(configuration: .init(timeout: .seconds(5), resourceTimeout: .milliseconds(400)))
+            let downloader = ImageDownloader(configuration: .init(timeout: .seconds(30), resourceTimeout: .milliseconds(400)))
             let start = ContinuousClock.now
             let outcome = await collect(downloader.load(ImageLoadRequest(url: server.url("/drip"))))
             #expect(outcome.error == .timedOut)
-            #expect(ContinuousClock.now - start < .seconds(5))
+            #expect(ContinuousClock.now - start < .seconds(10))
             #expect(downloader.runningDownloadCount == 0)
         }
     }
@@ -54,7 +54,8 @@ struct ResourceTimeoutTests {
             server.route("/hop", .redirect(to: "/drip"))
             server.route("/drip", Self.drip)
             server.route("/fast", .image(testBytes(100), contentType: "image/png"))
-            try await withHTTPLoader(.init(idleTimeout: .seconds(5), resourceTimeout: .milliseconds(400))) { loader in
+            // 1 s: ample for a 100-byte loopback load even on a busy machine.
+            try await withHTTPLoader(.init(idleTimeout: .seconds(30), resourceTimeout: .seconds(1))) { loader in
                 #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/hop")))).error == .timedOut)
                 #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/fast")))).data?.count == 100)
             }
@@ -72,40 +73,6 @@ struct ResourceTimeoutTests {
                 }
             }
             #expect(server.totalRequestCount == 0)
-        }
-    }
-}
-
-/// The configured connect timeout bounds TCP and TLS together.
-@Suite("Connect timeout", .timeLimit(.minutes(1)))
-struct ConnectTimeoutTests {
-    @Test func theConnectTimeoutCoversTheTLSHandshake() async throws {
-        #expect(HTTPImageLoader.Configuration().connectTimeout == .seconds(10))
-        try await withSilentListener { listener in
-            try await withHTTPLoader(.init(idleTimeout: .seconds(30), connectTimeout: .milliseconds(300))) { loader in
-                let url = listener.url("/a.jpg")
-                let start = ContinuousClock.now
-                let outcome = await finishing(within: .seconds(10)) { await collect(loader.load(ImageLoadRequest(url: url))) }
-                #expect(outcome?.error == .timedOut)
-                #expect(ContinuousClock.now - start < .seconds(8))
-            }
-            let closed: Void? = await finishing(within: .seconds(5)) { await listener.waitForClosed(1) }
-            #expect(closed != nil)
-        }
-    }
-
-    @Test func aTimedOutConnectGivesItsSlotBack() async throws {
-        try await withSilentListener { listener in
-            // One connection per host: a slot the timed-out connect kept would make the second load wait forever.
-            try await withHTTPLoader(.init(idleTimeout: .seconds(30), maxConnectionsPerHost: 1,
-                                           connectTimeout: .milliseconds(200))) { loader in
-                let url = listener.url("/a.jpg")
-                for _ in 0..<2 {
-                    let outcome = await finishing(within: .seconds(5)) { await collect(loader.load(ImageLoadRequest(url: url))) }
-                    #expect(outcome?.error == .timedOut)
-                }
-            }
-            #expect(listener.counts.accepted == 2)
         }
     }
 }
