@@ -78,7 +78,9 @@ struct LoadJSONContractTests {
             let summary = try #require(try Self.records(summaries).first)
             #expect(try Self.records(summaries).count == 1, "only the pass summary")
             #expect(summary["loaded"] as? Int == 2 && summary["failed"] as? Int == 0)
-            #expect((summary["cacheTypes"] as? [String: Int])?["disk"] == 2)
+            // Both from the cache: disk, or memory when the other load stored it there first.
+            let counts = try #require(summary["cacheTypes"] as? [String: Int])
+            #expect(counts["none"] == 0 && counts["disk"].map { $0 >= 1 } == true && (counts["disk"] ?? 0) + (counts["memory"] ?? 0) == 2)
         }
     }
 
@@ -87,14 +89,15 @@ struct LoadJSONContractTests {
             server.route("/missing.jpg", .status(404))
             server.route("/busy.jpg", .status(503))
             server.route("/slow.jpg", LoopbackResponse(headers: ["Content-Type": "image/jpeg"], body: .bytes(try sampleJPEG()),
-                                                       delayBeforeHead: .seconds(5)))
+                                                       delayBeforeHead: .seconds(60)))
             // A JPEG signature followed by a marker no JPEG has: libjpeg's fatal "unsupported marker".
             var corrupt = try sampleJPEG(width: 64, height: 48)
             corrupt.replaceSubrange(3..<600, with: Data(repeating: 0x5A, count: 597))
             server.route("/corrupt.jpg", .image(corrupt, contentType: "image/jpeg"))
             server.route("/text.jpg", .image(Data("<html>not an image</html>".utf8), contentType: "image/jpeg"))
             let urls = ["/missing.jpg", "/busy.jpg", "/slow.jpg", "/corrupt.jpg", "/text.jpg"].map { server.url($0).absoluteString }
-            let run = try await runCLI(["load"] + urls + ["--no-cache", "--json", "--timeout", "0.3"])
+            // An idle timeout the other loads never come near, even with the whole suite running on two cores.
+            let run = try await runCLI(["load"] + urls + ["--no-cache", "--json", "--timeout", "2"])
             #expect(run.status == 1)
             let records = try Self.records(run)
             #expect(records.count == urls.count, "\(run.stdout)")
