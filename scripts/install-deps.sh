@@ -2,8 +2,8 @@
 # Installs the Debian packages swift-webimage builds and tests with, when any is missing.
 # Usage: scripts/install-deps.sh [--bench]   (--bench adds the tools the comparison scripts run)
 set -euo pipefail
-# openssl makes the throwaway certificate of the HTTPS tests.
-packages=(libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl)
+# openssl makes the throwaway certificate of the HTTPS tests; GNU time measures what the decompression-bomb tests cost.
+packages=(libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl time)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
 fi
