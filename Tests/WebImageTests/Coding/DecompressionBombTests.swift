@@ -13,6 +13,7 @@ import WebImageTestSupport
 /// | GIF, 1×1 screen, 200 000 frames | 3 MB | 10 000 frames, 40 MB, 5 s CPU |
 /// | GIF, 2048×2048 screen, 40 frames, as a 64 px thumbnail | 10 KB | 40 thumbnails, 80 MB, 10 s CPU |
 /// | GIF, 4×4 screen, one 65535×65535 frame | 70 KB | 32 MB, 2 s CPU |
+/// | GIF, 3000×3000 screen, one colour (LZW at its limit) | 7 KB | decodes: 110 MB, 10 s CPU |
 /// | GIF, 6000×6000 screen, one 1×1 frame | 60 B | refused: 32 MB, 2 s CPU |
 /// | APNG, 6000×6000 canvas, one 1×1 frame | 150 B | refused: 32 MB, 2 s CPU |
 /// | animated WebP, 1×1 canvas, 10 050 frames | 300 KB | 10 000 frames, 40 MB, 5 s CPU |
@@ -83,6 +84,37 @@ struct DecompressionBombTests {
         // In process: the pixels on the screen are the frame's first four columns of each row.
         let image = try GIFCoder().decode(gif.data, options: DecodeOptions())
         #expect(image.bitmap.pixel(x: 3, y: 3).map { [$0.r, $0.g, $0.b, $0.a] } == [0, 255, 0, 255])
+    }
+
+    /// Interlaced rows come in four passes, so rows on the screen follow rows off it: decoding
+    /// stops after the last row on the screen. The sample's data ends there (rows 0, 8, 4, 2, 6,
+    /// 10, 1, 3 of a 12-row frame on a 4-row screen), so it decodes only when the rest is skipped.
+    @Test func interlacedFrameTallerThanTheScreenStopsAfterItsLastVisibleRow() throws {
+        var gif = GIFBuilder(width: 4, height: 4)
+        let order = GIFBuilder.interlacedRowOrder(height: 12)
+        let lastVisible = try #require(order.lastIndex { $0 < 4 })
+        let pixels = order.prefix(lastVisible + 1).flatMap { row in [UInt8](repeating: UInt8(row % 3 + 1), count: 4) }
+        gif.addFrame(width: 4, height: 12, pixels: pixels, interlaced: true)
+        let image = try GIFCoder().decode(gif.data, options: DecodeOptions())
+        let colors: [[UInt8]] = [[255, 0, 0], [0, 255, 0], [0, 0, 255]]
+        for row in 0..<4 {
+            #expect(image.bitmap.pixel(x: 2, y: row).map { [$0.r, $0.g, $0.b] } == colors[row % 3], "row \(row)")
+        }
+    }
+
+    /// LZW data that expands as far as LZW can (one colour over a 3000×3000 screen, about 2000
+    /// pixels a byte) is a valid image: it decodes, within the pixel limit and the canvas it
+    /// declares (canvas and one frame, 36 MB each).
+    @Test(.enabled(if: canMeasure, "needs the webimage binary (swift build --build-tests) and GNU time (/usr/bin/time)"))
+    func gifWhoseDataExpandsAsFarAsLZWCan() async throws {
+        var gif = GIFBuilder(width: 3000, height: 3000)
+        gif.addFrame(width: 3000, height: 3000, pixels: [UInt8](repeating: 2, count: 3000 * 3000))
+        #expect(gif.data.count < 3000 * 3000 / 1000)
+        let directory = try TemporaryDirectory()
+        let run = try await runMeasured(["decode", try writeSample(gif.data, named: "expanding.gif", in: directory), "--json"])
+        #expect(try run.json()["width"] as? Int == 3000, "\(run.stdout)")
+        #expect(run.peakMemoryBytes <= 110 * Self.megabyte, "peak \(run.peakMemoryBytes / Self.megabyte) MB")
+        #expect(run.cpuSeconds <= 10, "\(run.cpuSeconds) s of CPU")
     }
 
     /// A 60-byte GIF declaring a 6000×6000 screen cost a 144 MB canvas and as much again per

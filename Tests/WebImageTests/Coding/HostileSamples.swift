@@ -15,9 +15,17 @@ struct GIFBuilder {
 
     /// One image record: `pixels` are palette indices (0...3) row by row, and may stop before
     /// `width` × `height` (the LZW data then ends early, as in a truncated frame).
-    mutating func addFrame(left: Int = 0, top: Int = 0, width: Int, height: Int, pixels: [UInt8], delay: Int = 0) {
+    /// With `interlaced`, `pixels` are in the file's row order (rows 0, 8, 16..., then 4, 12...).
+    mutating func addFrame(left: Int = 0, top: Int = 0, width: Int, height: Int, pixels: [UInt8], delay: Int = 0,
+                           interlaced: Bool = false) {
         bytes += [0x21, 0xF9, 0x04, 0x00] + GIFBuilder.le16(delay) + [0, 0]
-        bytes += GIFBuilder.imageRecord(left: left, top: top, width: width, height: height, pixels: pixels)
+        bytes += GIFBuilder.imageRecord(left: left, top: top, width: width, height: height, pixels: pixels, interlaced: interlaced)
+    }
+
+    /// The rows of an interlaced image of `height` rows in the order the file holds them.
+    static func interlacedRowOrder(height: Int) -> [Int] {
+        Array(stride(from: 0, to: height, by: 8)) + Array(stride(from: 4, to: height, by: 8))
+            + Array(stride(from: 2, to: height, by: 4)) + Array(stride(from: 1, to: height, by: 2))
     }
 
     /// `count` copies of one prepared record (`record` from ``imageRecord(left:top:width:height:pixels:)``).
@@ -30,8 +38,8 @@ struct GIFBuilder {
     var data: Data { Data(bytes + [0x3B]) }
 
     /// An image descriptor with its LZW data in sub-blocks, without a graphics control extension.
-    static func imageRecord(left: Int, top: Int, width: Int, height: Int, pixels: [UInt8]) -> [UInt8] {
-        var record: [UInt8] = [0x2C] + le16(left) + le16(top) + le16(width) + le16(height) + [0, 2]
+    static func imageRecord(left: Int, top: Int, width: Int, height: Int, pixels: [UInt8], interlaced: Bool = false) -> [UInt8] {
+        var record: [UInt8] = [0x2C] + le16(left) + le16(top) + le16(width) + le16(height) + [interlaced ? 0x40 : 0, 2]
         let compressed = lzw(pixels, minimumCodeSize: 2)
         var offset = 0
         while offset < compressed.count {
