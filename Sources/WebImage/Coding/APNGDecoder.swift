@@ -43,9 +43,14 @@ struct APNGDecoder {
         var frames: [FrameControl] = []
         var shared: [Chunk] = []
         var seenImageData = false
-        for chunk in chunks {
+        // Frames past the frame limit are never decoded, so they are not collected either; one
+        // more than the limit is, so that the budget reports the truncation.
+        let frameLimit = max(1, options.maxFrameCount)
+        let framesWanted = options.firstFrameOnly ? 1 : (frameLimit == .max ? frameLimit : frameLimit + 1)
+        scan: for chunk in chunks {
             switch chunk.type {
             case "fcTL":
+                guard frames.count < framesWanted else { break scan }
                 guard chunk.body.count == 26 else { throw WebImageError.corruptData("APNG fcTL size") }
                 let b = chunk.body.lowerBound
                 let numerator = Double(uint16(at: b + 20)), denominator = Double(uint16(at: b + 22))
