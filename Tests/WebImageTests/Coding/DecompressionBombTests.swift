@@ -197,6 +197,10 @@ struct DecompressionBombTests {
         #expect(image.truncation == .frameCount && image.isTruncatedAnimation)
         let whole = try ImageCodersManager.shared.decode(data, options: DecodeOptions())
         #expect(whole.frames.count == 30 && whole.truncation == nil)
+        let unlimited = try ImageCodersManager.shared.decode(data, options: DecodeOptions(maxFrameCount: .max))
+        #expect(unlimited.frames.count == 30 && unlimited.truncation == nil)
+        let exact = try ImageCodersManager.shared.decode(data, options: DecodeOptions(maxFrameCount: 30))
+        #expect(exact.frames.count == 30 && exact.truncation == nil)
         let first = try ImageCodersManager.shared.decode(data, options: DecodeOptions(firstFrameOnly: true, maxFrameCount: 12))
         #expect(first.frames.count == 1 && first.truncation == nil)
     }
