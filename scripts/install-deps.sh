@@ -2,8 +2,9 @@
 # Installs the Debian packages swift-webimage builds and tests with, when any is missing.
 # Usage: scripts/install-deps.sh [--bench]   (--bench adds the tools the comparison scripts run)
 set -euo pipefail
-# openssl makes the throwaway certificate of the HTTPS tests; python3-pil is the tests' decoding oracle.
-packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl python3-pil)
+# openssl makes the throwaway certificate of the HTTPS tests; python3-pil is the tests' decoding
+# oracle; GNU time measures what the decompression-bomb tests cost.
+packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl python3-pil time)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
 fi

@@ -7,6 +7,10 @@ import Foundation
 /// Animated PNG: libspng decodes still PNGs only, so each frame's data (`IDAT` or `fdAT`) is
 /// repackaged as a standalone PNG, decoded with libspng, and composited on the canvas with the
 /// frame's blend and dispose operations.
+///
+/// The frame and byte limits are asked before each frame is decoded (``AnimationBudget``), a
+/// canvas the default image's data could never fill is refused before it is allocated, and
+/// thumbnails shrink each frame as it is composed.
 struct APNGDecoder {
     private struct Chunk {
         var type: String
@@ -39,9 +43,14 @@ struct APNGDecoder {
         var frames: [FrameControl] = []
         var shared: [Chunk] = []
         var seenImageData = false
-        for chunk in chunks {
+        // Frames past the frame limit are never decoded, so they are not collected either; one
+        // more than the limit is, so that the budget reports the truncation.
+        let frameLimit = max(1, options.maxFrameCount)
+        let framesWanted = options.firstFrameOnly ? 1 : (frameLimit == .max ? frameLimit : frameLimit + 1)
+        scan: for chunk in chunks {
             switch chunk.type {
             case "fcTL":
+                guard frames.count < framesWanted else { break scan }
                 guard chunk.body.count == 26 else { throw WebImageError.corruptData("APNG fcTL size") }
                 let b = chunk.body.lowerBound
                 let numerator = Double(uint16(at: b + 20)), denominator = Double(uint16(at: b + 22))
@@ -65,12 +74,18 @@ struct APNGDecoder {
         }
         frames.removeAll { $0.data.isEmpty }
         guard !frames.isEmpty else { return nil }
+        // The default image (IDAT) is a whole canvas-sized PNG, so its data bounds the canvas.
+        let imageData = chunks.reduce(0) { $0 + ($1.type == "IDAT" ? $1.body.count : 0) }
+        try CompressionBound.check(width: canvasWidth, height: canvasHeight, byteCount: imageData,
+                                   pixelsPerByte: CompressionBound.pngPixelsPerByte, format: "APNG")
 
+        let target = try options.targetSize(width: canvasWidth, height: canvasHeight)
+        var budget = AnimationBudget(options: options, canvasWidth: canvasWidth, canvasHeight: canvasHeight, kept: target)
         var canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
         var output: [ImageFrame] = []
-        var bytes = 0
         var hasAlpha = false
         for (index, frame) in frames.enumerated() {
+            guard budget.admitFrame() else { break }
             guard frame.width > 0, frame.height > 0, frame.x >= 0, frame.y >= 0,
                   frame.x + frame.width <= canvasWidth, frame.y + frame.height <= canvasHeight else {
                 throw WebImageError.corruptData("APNG frame outside the canvas")
@@ -84,8 +99,6 @@ struct APNGDecoder {
                 canvas.withUnsafeBytes { buffer.copyMemory(from: $0) }
             }
             output.append(ImageFrame(bitmap: try PNGCoder.scaled(snapshot, options: options), duration: frame.duration))
-            bytes += snapshot.byteCount
-            if options.firstFrameOnly || bytes >= options.animationByteLimit { break }
             // Dispose: 1 clears the frame's rectangle, 2 restores the canvas as it was before
             // (on the first frame, 2 means clear as well).
             if frame.dispose == 1 || (frame.dispose == 2 && index == 0) {
@@ -97,7 +110,10 @@ struct APNGDecoder {
                 canvas = saved
             }
         }
-        return try DecodedImage(frames: output, loopCount: plays, format: .png, hasAlpha: hasAlpha)
+        var image = try DecodedImage(frames: output, loopCount: plays, format: .png, scale: options.scale,
+                                     hasAlpha: hasAlpha)
+        image.truncation = budget.truncation
+        return image
     }
 
     /// Blends a frame onto the canvas: source replaces, over composites (straight alpha).

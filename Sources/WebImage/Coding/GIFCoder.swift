@@ -7,8 +7,11 @@ import Foundation
 
 /// GIF decoding with giflib, every frame composited on a full canvas.
 ///
-/// Reads record by record (not `DGifSlurp`), so frames past the animation byte limit are never
-/// decoded and a frame's declared size never becomes an allocation by itself. Local and global
+/// Reads record by record (not `DGifSlurp`), so frames past the animation limits are never
+/// decoded and a frame's declared size never becomes an allocation by itself. Frames are clipped
+/// to the canvas: rows below it are skipped undecoded. A canvas the file's bytes could never fill
+/// (LZW expands at most 2731 pixels a byte) is refused before it is allocated. Thumbnails shrink
+/// each frame as it is composed, so only one full-size canvas exists at a time. Local and global
 /// palettes, transparency, interlacing and the three disposal methods are applied; the loop count
 /// comes from the NETSCAPE2.0 extension (none: play once).
 public struct GIFCoder: ImageCoder {
@@ -50,7 +53,9 @@ private struct GIFComposer {
     private var canvasWidth = 0, canvasHeight = 0
     private var canvas: [UInt8] = []
     private var frames: [ImageFrame] = []
-    private var frameBytes = 0
+    private var budget: AnimationBudget?
+    /// The size frames are returned at: the canvas, or the thumbnail asked for.
+    private var target = (width: 0, height: 0)
     private var loopCount = 1
     private var usesTransparency = false
     // The graphics control extension applies to the next image only.
@@ -63,11 +68,8 @@ private struct GIFComposer {
     }
 
     mutating func decode() throws -> DecodedImage {
-        canvasWidth = Int(file.pointee.SWidth)
-        canvasHeight = Int(file.pointee.SHeight)
-        if canvasWidth > 0, canvasHeight > 0 {
-            try options.checkFullSizeCanvas(width: canvasWidth, height: canvasHeight)
-            canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+        if file.pointee.SWidth > 0, file.pointee.SHeight > 0 {
+            try makeCanvas(width: Int(file.pointee.SWidth), height: Int(file.pointee.SHeight))
         }
         records: while true {
             var record = UNDEFINED_RECORD_TYPE
@@ -78,8 +80,7 @@ private struct GIFComposer {
             }
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
-                try readFrame()
-                if options.firstFrameOnly || frameBytes >= options.animationByteLimit { break records }
+                guard try readFrame() else { break records }
             case EXTENSION_RECORD_TYPE:
                 try readExtension()
             case TERMINATE_RECORD_TYPE:
@@ -89,18 +90,27 @@ private struct GIFComposer {
             }
         }
         guard !frames.isEmpty else { throw WebImageError.corruptData("GIF has no image") }
-        let scaled = try frames.map { frame -> ImageFrame in
-            let target = try options.targetSize(width: frame.bitmap.width, height: frame.bitmap.height)
-            guard (target.width, target.height) != (frame.bitmap.width, frame.bitmap.height) else { return frame }
-            return ImageFrame(bitmap: try Resampler.resize(frame.bitmap, width: target.width, height: target.height,
-                                                           options: options),
-                              duration: frame.duration)
-        }
-        return try DecodedImage(frames: scaled, loopCount: loopCount, format: .gif, scale: options.scale,
-                                hasAlpha: usesTransparency)
+        var image = try DecodedImage(frames: frames, loopCount: loopCount, format: .gif, scale: options.scale,
+                                     hasAlpha: usesTransparency)
+        image.truncation = budget?.truncation
+        return image
     }
 
-    private mutating func readFrame() throws {
+    /// Checks the canvas against the limits and the file's size, then allocates it.
+    private mutating func makeCanvas(width: Int, height: Int) throws {
+        try options.checkFullSizeCanvas(width: width, height: height)
+        try CompressionBound.check(width: width, height: height, byteCount: reader.byteCount,
+                                   pixelsPerByte: CompressionBound.gifPixelsPerByte, format: "GIF")
+        canvasWidth = width
+        canvasHeight = height
+        target = try options.targetSize(width: width, height: height)
+        budget = AnimationBudget(options: options, canvasWidth: width, canvasHeight: height, kept: target)
+        canvas = [UInt8](repeating: 0, count: width * height * 4)
+    }
+
+    /// Reads one image record; `false` when the animation stops before it (a limit, or only the
+    /// first frame asked for).
+    private mutating func readFrame() throws -> Bool {
         guard DGifGetImageDesc(file) == GIF_OK else { throw GIFCoder.error(code: file.pointee.Error, reader: reader) }
         let descriptor = file.pointee.Image
         let left = Int(descriptor.Left), top = Int(descriptor.Top)
@@ -108,11 +118,9 @@ private struct GIFComposer {
         guard width > 0, height > 0 else { throw WebImageError.corruptData("GIF frame of size \(width)×\(height)") }
         if canvas.isEmpty {
             // A zero-sized logical screen takes the first frame's size.
-            canvasWidth = left + width
-            canvasHeight = top + height
-            try options.checkFullSizeCanvas(width: canvasWidth, height: canvasHeight)
-            canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+            try makeCanvas(width: left + width, height: top + height)
         }
+        guard budget?.admitFrame() == true else { return false }
         let colorMap = descriptor.ColorMap ?? file.pointee.SColorMap
         var palette = [UInt8](repeating: 0, count: 256 * 3)
         var paletteSize = 0
@@ -138,23 +146,55 @@ private struct GIFComposer {
                 }
             }
         }
+        // The part of the frame on the canvas; the rest is never drawn, and rows past the last
+        // visible one are never decoded.
+        let visibleColumns = max(0, min(width, canvasWidth - left))
+        let visibleRows = visibleColumns > 0 ? max(0, min(height, canvasHeight - top)) : 0
         let saved = disposal == 3 ? canvas : nil
-        var line = [UInt8](repeating: 0, count: width)
-        let rows: [Int] = descriptor.Interlace
+        let decodedLines = visibleRows > 0
+            ? try drawRows(descriptor.Interlace, left: left, top: top, width: width, height: height,
+                           visibleColumns: visibleColumns, visibleRows: visibleRows,
+                           palette: palette, paletteSize: paletteSize)
+            : 0
+        // Once every line is decoded giflib has read the data to its end itself.
+        if decodedLines < height { try skipImageData() }
+        try appendFrame()
+        switch disposal {
+        case 2:
+            for y in top..<(top + visibleRows) {
+                let start = (y * canvasWidth + left) * 4
+                canvas.replaceSubrange(start..<(start + visibleColumns * 4), with: repeatElement(0, count: visibleColumns * 4))
+            }
+        case 3:
+            if let saved { canvas = saved }
+        default:
+            break
+        }
+        disposal = 0
+        delay = 0
+        transparentIndex = -1
+        return !options.firstFrameOnly
+    }
+
+    /// Decodes the frame's lines in file order up to the last one on the canvas and draws them;
+    /// returns how many lines were decoded.
+    private mutating func drawRows(_ interlaced: Bool, left: Int, top: Int, width: Int, height: Int,
+                                   visibleColumns: Int, visibleRows: Int, palette: [UInt8], paletteSize: Int) throws -> Int {
+        let rows: [Int] = interlaced
             ? Array(stride(from: 0, to: height, by: 8)) + Array(stride(from: 4, to: height, by: 8))
                 + Array(stride(from: 2, to: height, by: 4)) + Array(stride(from: 1, to: height, by: 2))
-            : Array(0..<height)
-        for row in rows {
+            : Array(0..<visibleRows)
+        let lastNeeded = rows.lastIndex { $0 < visibleRows } ?? -1
+        var line = [UInt8](repeating: 0, count: width)
+        for row in rows.prefix(lastNeeded + 1) {
             let status = line.withUnsafeMutableBufferPointer { DGifGetLine(file, $0.baseAddress, Int32(width)) }
             guard status == GIF_OK else { throw GIFCoder.error(code: file.pointee.Error, reader: reader) }
+            guard row < visibleRows else { continue }
             let y = top + row
-            guard y < canvasHeight else { continue }
-            for column in 0..<width {
-                let x = left + column
-                guard x < canvasWidth else { break }
+            for column in 0..<visibleColumns {
                 let index = Int(line[column])
                 if index == transparentIndex { continue }
-                let offset = (y * canvasWidth + x) * 4
+                let offset = (y * canvasWidth + left + column) * 4
                 if index < paletteSize {
                     canvas[offset] = palette[index * 3]
                     canvas[offset + 1] = palette[index * 3 + 1]
@@ -165,32 +205,33 @@ private struct GIFComposer {
                 canvas[offset + 3] = 255
             }
         }
-        let snapshot = try Bitmap(width: canvasWidth, height: canvasHeight) { buffer in
+        return lastNeeded + 1
+    }
+
+    /// Passes over the rest of a frame's image data (rows off the canvas) without decompressing
+    /// it, as giflib itself does after the last pixel: giflib reads whole sub-blocks, so the file
+    /// is at a sub-block boundary here.
+    private func skipImageData() throws {
+        var block: UnsafeMutablePointer<GifByteType>?
+        repeat {
+            guard DGifGetCodeNext(file, &block) == GIF_OK else {
+                throw GIFCoder.error(code: file.pointee.Error, reader: reader)
+            }
+        } while block != nil
+    }
+
+    /// Snapshots the canvas as the next frame, shrunk at once when a thumbnail is asked for.
+    private mutating func appendFrame() throws {
+        var bitmap = try Bitmap(width: canvasWidth, height: canvasHeight) { buffer in
             canvas.withUnsafeBytes { buffer.copyMemory(from: $0) }
         }
         // The image has alpha when some shown frame is not fully opaque.
-        if !usesTransparency { usesTransparency = snapshot.containsTransparency }
-        frames.append(ImageFrame(bitmap: snapshot, duration: delay))
-        frameBytes += snapshot.byteCount
-        switch disposal {
-        case 2:
-            // A frame may lie partly or wholly outside the screen: only its rows on the canvas clear.
-            let firstRow = max(0, top), endRow = min(canvasHeight, top + height)
-            for y in firstRow..<max(firstRow, endRow) {
-                let start = (y * canvasWidth + left) * 4
-                let end = (y * canvasWidth + min(canvasWidth, left + width)) * 4
-                if start < end { canvas.replaceSubrange(start..<end, with: repeatElement(0, count: end - start)) }
-            }
-        case 3:
-            if let saved { canvas = saved }
-        default:
-            break
+        if !usesTransparency { usesTransparency = bitmap.containsTransparency }
+        if (target.width, target.height) != (canvasWidth, canvasHeight) {
+            bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
         }
-        disposal = 0
-        delay = 0
-        transparentIndex = -1
+        frames.append(ImageFrame(bitmap: bitmap, duration: delay))
     }
-
     private mutating func readExtension() throws {
         var code: Int32 = 0
         var block: UnsafeMutablePointer<GifByteType>?

@@ -12,6 +12,8 @@ final class GIFReader {
     private var offset: Int
     /// Set when giflib asked for bytes past the end: the file is truncated.
     private(set) var hitEnd = false
+    /// The size of the whole file.
+    var byteCount: Int { data.count }
 
     init(data: Data) {
         self.data = data

@@ -20,8 +20,19 @@ public struct DecodeOptions: Sendable, Hashable {
     public var firstFrameOnly: Bool
     /// Turn the pixels by the EXIF orientation (and report ``ImageOrientation/up``).
     public var applyOrientation: Bool
-    /// The most bytes all frames of an animation may take together; frames past it are dropped.
+    /// The most bytes all frames of an animation may take together: each frame's pixels as
+    /// returned (its thumbnail when ``maxPixelSize`` asks for one) plus ``frameOverheadBytes``.
+    ///
+    /// Checked before each frame is decoded: a frame that would not fit is never decoded, and the
+    /// image comes back with the frames that fit and ``DecodedImage/truncation`` set to
+    /// ``AnimationTruncation/byteLimit``; no error is thrown. The first frame is always decoded
+    /// (``pixelLimit`` bounds it, as for a still image). A thumbnail composes every frame at full
+    /// size before shrinking it, so it also stops once the full-size frames composed pass
+    /// ``thumbnailWorkFactor`` × this limit: a bound on time, as the limit itself bounds memory.
     public var animationByteLimit: Int
+    /// The most frames an animation may have; the decode stops before the frame past it and sets
+    /// ``DecodedImage/truncation`` to ``AnimationTruncation/frameCount`` (no error is thrown).
+    public var maxFrameCount: Int
     /// The scale given to the decoded image (2 for `@2x` assets).
     public var scale: Double
     /// Whether one large decode may use a second thread: the 1/8-scale JPEG decoder splits big
@@ -31,12 +42,19 @@ public struct DecodeOptions: Sendable, Hashable {
 
     /// 100 megapixels: 400 MB of RGBA8, far above any photo a camera takes, far below what hurts.
     public static let defaultPixelLimit = 100_000_000
+    /// 10 000 frames: 16 minutes at 10 frames a second, longer than any animation made to be shown.
+    public static let defaultMaxFrameCount = 10_000
+    /// What each frame costs in ``animationByteLimit`` besides its pixels: its buffer object, its
+    /// entry in the frame list and allocator rounding, so a 1×1 animation cannot admit millions.
+    public static let frameOverheadBytes = 256
+    /// How many times ``animationByteLimit`` of full-size frames a thumbnail may compose.
+    public static let thumbnailWorkFactor = 4
 
     /// Creates options; the defaults decode at full size, all frames, orientation reported only.
     public init(maxPixelSize: Int? = nil, pixelLimit: Int = DecodeOptions.defaultPixelLimit,
                 scaleDownLargeImages: Bool = false, firstFrameOnly: Bool = false,
                 applyOrientation: Bool = false, animationByteLimit: Int = 512 << 20, scale: Double = 1,
-                parallelDecoding: Bool = true) {
+                parallelDecoding: Bool = true, maxFrameCount: Int = DecodeOptions.defaultMaxFrameCount) {
         self.maxPixelSize = maxPixelSize
         self.pixelLimit = pixelLimit
         self.scaleDownLargeImages = scaleDownLargeImages
@@ -45,6 +63,7 @@ public struct DecodeOptions: Sendable, Hashable {
         self.animationByteLimit = animationByteLimit
         self.scale = scale
         self.parallelDecoding = parallelDecoding
+        self.maxFrameCount = maxFrameCount
     }
 
     /// The size to decode a `width` × `height` image to under these options: the full size, or a

@@ -6,6 +6,11 @@ import Foundation
 #endif
 
 /// Animated WebP through libwebp's `WebPAnimDecoder`, which composites each frame on the canvas.
+///
+/// The frame and byte limits are asked before each frame is decoded (``AnimationBudget``), and
+/// thumbnails shrink each frame as it comes. Unlike GIF and PNG, the canvas is not checked against
+/// the file's size: lossless WebP codes a solid area in next to no bits, so no ratio holds for
+/// every valid file; the pixel limit and the frame budget bound it instead.
 enum WebPAnimationDecoder {
     static func decode(_ base: UnsafePointer<UInt8>, count: Int, options: DecodeOptions) throws -> DecodedImage {
         var decoderOptions = WebPAnimDecoderOptions()
@@ -27,8 +32,8 @@ enum WebPAnimationDecoder {
         let target = try options.targetSize(width: width, height: height)
         var frames: [ImageFrame] = []
         var previousTimestamp: Int32 = 0
-        var bytes = 0
-        while WebPAnimDecoderHasMoreFrames(decoder) != 0 {
+        var budget = AnimationBudget(options: options, canvasWidth: width, canvasHeight: height, kept: target)
+        while WebPAnimDecoderHasMoreFrames(decoder) != 0, budget.admitFrame() {
             var buffer: UnsafeMutablePointer<UInt8>?
             var timestamp: Int32 = 0
             guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
@@ -43,10 +48,10 @@ enum WebPAnimationDecoder {
             }
             frames.append(ImageFrame(bitmap: bitmap, duration: Double(timestamp - previousTimestamp) / 1000))
             previousTimestamp = timestamp
-            bytes += bitmap.byteCount
-            if options.firstFrameOnly || bytes >= options.animationByteLimit { break }
         }
-        return try DecodedImage(frames: frames, loopCount: Int(info.loop_count), format: .webp, scale: options.scale,
-                                hasAlpha: features.has_alpha != 0)
+        var image = try DecodedImage(frames: frames, loopCount: Int(info.loop_count), format: .webp, scale: options.scale,
+                                     hasAlpha: features.has_alpha != 0)
+        image.truncation = budget.truncation
+        return image
     }
 }

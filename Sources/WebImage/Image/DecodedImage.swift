@@ -14,6 +14,11 @@ public struct DecodedImage: Sendable {
     public var scale: Double
     /// Whether the image has an alpha channel in its source (a PNG with tRNS, a WebP with ALPH...).
     public var hasAlpha: Bool
+    /// Why the animation stopped before its last frame, or `nil` when every frame the file holds
+    /// was decoded (or only the first was asked for). An animation over
+    /// ``DecodeOptions/maxFrameCount`` or ``DecodeOptions/animationByteLimit`` is not an error:
+    /// its first frames are returned and this says so.
+    public var truncation: AnimationTruncation?
 
     /// Creates an image from its frames.
     /// - Throws: ``WebImageError/corruptData(_:)`` when `frames` is empty.
@@ -45,6 +50,8 @@ public struct DecodedImage: Sendable {
     public var width: Int { frames[0].bitmap.width }
     /// Height of the canvas in pixels.
     public var height: Int { frames[0].bitmap.height }
+    /// Whether the decode dropped frames at a limit (``truncation`` is set).
+    public var isTruncatedAnimation: Bool { truncation != nil }
     /// Whether there is more than one frame.
     public var isAnimated: Bool { frames.count > 1 }
     /// Each frame's duration in seconds.
@@ -70,6 +77,7 @@ public struct DecodedImage: Sendable {
         var copy = self
         copy.frames = [frames[0]]
         copy.loopCount = 1
+        copy.truncation = nil
         return copy
     }
 }

@@ -159,6 +159,6 @@ final class PipelineStages: Sendable {
 extension DecodeOptions {
     /// Every field, in a string that keys the decode stage (cheaper than reflecting the struct).
     var stageKey: String {
-        "\(maxPixelSize ?? 0),\(pixelLimit),\(scaleDownLargeImages),\(firstFrameOnly),\(applyOrientation),\(animationByteLimit),\(scale)"
+        "\(maxPixelSize ?? 0),\(pixelLimit),\(scaleDownLargeImages),\(firstFrameOnly),\(applyOrientation),\(animationByteLimit),\(scale),\(maxFrameCount)"
     }
 }
