@@ -3,7 +3,10 @@
 # Usage: scripts/install-deps.sh [--bench]   (--bench adds the tools the comparison scripts run)
 set -euo pipefail
 # openssl makes the throwaway certificate of the HTTPS tests.
-packages=(libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl)
+# libavif-bin, libheif-examples and libjxl-tools are the command-line oracles of the AVIF, HEIF and
+# JPEG XL tests (avifenc/avifdec, heif-enc/heif-convert, cjxl/djxl); the tests skip without them.
+packages=(libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl
+          libavif-dev libheif-dev libjxl-dev libavif-bin libheif-examples libjxl-tools)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
 fi
