@@ -29,10 +29,13 @@ let package = Package(
         codec("CWebP", pkgConfig: "libwebpdemux", apt: "libwebp-dev"),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         codec("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+        codec("CAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
+        codec("CHEIF", pkgConfig: "libheif", apt: "libheif-dev"),
+        codec("CJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
         .target(
             name: "WebImage",
             dependencies: [
-                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib",
+                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib", "CAVIF", "CHEIF", "CJXL",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -3,8 +3,11 @@
 # Usage: scripts/install-deps.sh [--bench]   (--bench adds the tools the comparison scripts run)
 set -euo pipefail
 # openssl makes the throwaway certificate of the HTTPS tests; python3-pil is the tests' decoding
-# oracle; GNU time measures what the decompression-bomb tests cost.
-packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl python3-pil time)
+# oracle; GNU time measures what the decompression-bomb tests cost. libavif-bin, libheif-examples
+# and libjxl-tools are the command-line oracles of the AVIF, HEIF and JPEG XL tests
+# (avifenc/avifdec, heif-enc/heif-convert, cjxl/djxl); the tests skip without them.
+packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl
+          python3-pil time libavif-dev libheif-dev libjxl-dev libavif-bin libheif-examples libjxl-tools)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
 fi

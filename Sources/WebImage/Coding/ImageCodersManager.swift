@@ -12,9 +12,9 @@ public final class ImageCodersManager: ImageCoder {
     /// The manager that loads use unless a request names another.
     public static let shared = ImageCodersManager()
 
-    /// The built-in coders, in the order they are asked: JPEG, PNG, GIF, WebP.
+    /// The built-in coders, in the order they are asked: JPEG, PNG, GIF, WebP, AVIF, HEIF, JPEG XL.
     public static var defaultCoders: [any ImageCoder] {
-        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder()]
+        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(), JXLCoder()]
     }
 
     /// Guards the coder list; coders are called outside the lock.

@@ -6,7 +6,7 @@ import Foundation
 
 /// An image file format, as recognized from the first bytes of the data.
 public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable {
-    case jpeg, png, gif, webp, heic, avif, unknown
+    case jpeg, png, gif, webp, heic, avif, jxl, unknown
 
     /// The usual file extension, without a dot (`nil` for ``unknown``).
     public var fileExtension: String? {
@@ -17,6 +17,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case .webp: "webp"
         case .heic: "heic"
         case .avif: "avif"
+        case .jxl: "jxl"
         case .unknown: nil
         }
     }
@@ -30,6 +31,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case .webp: "image/webp"
         case .heic: "image/heic"
         case .avif: "image/avif"
+        case .jxl: "image/jxl"
         case .unknown: nil
         }
     }
@@ -56,7 +58,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable {
 public struct FormatDetection: Sendable, Hashable {
     /// The format, or ``ImageFormat/unknown``.
     public var format: ImageFormat
-    /// Animated PNG (an `acTL` chunk before the image data), animated WebP, or a GIF (which may be).
+    /// Animated PNG (an `acTL` chunk before the image data), animated WebP, a GIF (which may be), or
+    /// an image sequence (`ftyp` major brand `avis` or `msf1`).
     public var isAnimated: Bool
     /// `true` for lossless WebP (VP8L), `false` for lossy WebP (VP8), `nil` where it does not apply.
     public var isLossless: Bool?
@@ -92,7 +95,11 @@ public struct FormatDetection: Sendable, Hashable {
             let (animated, lossless) = FormatDetection.webPKind(bytes)
             self.init(format: .webp, isAnimated: animated, isLossless: lossless)
         } else if fourCC(at: 4) == "ftyp", let major = fourCC(at: 8) {
-            self.init(format: FormatDetection.isobmffFormat(bytes, majorBrand: major))
+            self.init(format: FormatDetection.isobmffFormat(bytes, majorBrand: major),
+                      isAnimated: major == "avis" || major == "msf1")
+        } else if matches([0xFF, 0x0A]) || matches([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
+            // A bare JPEG XL codestream, or the ISOBMFF-style container's `JXL ` signature box.
+            self.init(format: .jxl)
         } else {
             self.init(format: .unknown)
         }

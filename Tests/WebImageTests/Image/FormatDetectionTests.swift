@@ -17,6 +17,24 @@ import Testing
         #expect(ImageFormat.detect(Data("<svg></svg>".utf8)) == .unknown)
     }
 
+    /// ISOBMFF brands (major or compatible) and the two JPEG XL signatures.
+    @Test func avifHeifAndJPEGXL() {
+        func ftyp(_ major: String, _ compatible: [String]) -> Data {
+            var data = Data([0, 0, 0, UInt8(16 + 4 * compatible.count)]) + Data("ftyp\(major)\0\0\0\0".utf8)
+            for brand in compatible { data += Data(brand.utf8) }
+            return data
+        }
+        #expect(FormatDetection(ftyp("avis", ["msf1"])).format == .avif && FormatDetection(ftyp("avis", ["msf1"])).isAnimated)
+        #expect(FormatDetection(ftyp("mif1", ["avif"])).format == .avif && !FormatDetection(ftyp("mif1", ["avif"])).isAnimated)
+        for brand in ["heic", "heix", "mif1"] { #expect(FormatDetection(ftyp(brand, [])).format == .heic, "\(brand)") }
+        #expect(FormatDetection(ftyp("msf1", ["hevc"])).format == .heic && FormatDetection(ftyp("msf1", ["hevc"])).isAnimated)
+        #expect(FormatDetection(ftyp("isom", ["mp41"])).format == .unknown)
+        #expect(ImageFormat.detect(Data([0xFF, 0x0A, 0xFA, 0x1F])) == .jxl)
+        #expect(ImageFormat.detect(Data([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A, 0, 0, 0, 0x14])) == .jxl)
+        #expect(ImageFormat.detect(Data([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87])) == .unknown)
+        #expect(ImageFormat(mimeTypeOrExtension: "image/jxl") == .jxl && ImageFormat.jxl.fileExtension == "jxl")
+    }
+
     @Test func webPVariants() {
         let lossy = FormatDetection(Data("RIFF\0\0\0\0WEBPVP8 \0\0\0\0".utf8))
         #expect(lossy.isLossless == false && !lossy.isAnimated)
@@ -48,6 +66,9 @@ import Testing
         }
         for name in Corpus.names(where: { $1.oracle_unsupported == "HEIF/HEIC" }) {
             #expect(ImageFormat.detect(try Corpus.data(name)) == .heic, "\(name)")
+        }
+        for name in Corpus.names(where: { $1.oracle_unsupported == "JPEG XL" }) {
+            #expect(ImageFormat.detect(try Corpus.data(name)) == .jxl, "\(name)")
         }
     }
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# 256-px thumbnails of a 12-megapixel AVIF and HEIC: webimage vs vipsthumbnail (libvips decodes
+# both through libheif). Goal: no slower (>= 1.0x). One process per thumbnail on both sides, as a
+# thumbnail server's worker would run either; the in-process decode time is printed beside it.
+# Usage: Benchmarks/scripts/compare-decode-heif.sh [ITERATIONS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+iterations="${1:-10}"
+scripts/install-deps.sh --bench
+python3 -c "import PIL" 2>/dev/null || pip install -q pillow
+swift build -c release --product webimage >&2
+webimage="$(swift build -c release --show-bin-path)/webimage"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# The same photo-like 4000x3000 picture as compare-decode.sh, encoded by the libraries' own tools.
+python3 - "$work" <<'PY'
+import sys, random
+from PIL import Image, ImageDraw, ImageFilter
+random.seed(1)
+w, h = 4000, 3000
+im = Image.linear_gradient("L").resize((w, h)).convert("RGB")
+draw = ImageDraw.Draw(im)
+for _ in range(400):
+    x, y, r = random.randrange(w), random.randrange(h), random.randrange(20, 300)
+    draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(random.randrange(256) for _ in range(3)))
+im = im.filter(ImageFilter.GaussianBlur(2))
+im = Image.blend(im, Image.effect_noise((w, h), 24).convert("RGB"), 0.15)
+im.save(sys.argv[1] + "/photo.png")
+PY
+avifenc --speed 8 --min 20 --max 30 --jobs 2 "$work/photo.png" "$work/photo.avif" >/dev/null
+heif-enc -q 80 -o "$work/photo.heic" "$work/photo.png" >/dev/null
+
+json() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
+per_process_ms() { # command... : mean wall time of one run, in ms
+    local start; start=$(date +%s.%N)
+    for _ in $(seq "$iterations"); do "$@" >/dev/null 2>&1; done
+    python3 -c "print(($(date +%s.%N) - $start) / $iterations * 1000)"
+}
+for format in avif heic; do
+    file="$work/photo.$format"
+    echo "== 256-px thumbnail of a 12 MP ${format^^} ($(du -k "$file" | cut -f1) KB)"
+    "$webimage" decode --max-pixel-size 256 "$file"
+    vipsthumbnail "$file" --size 256 -o "$work/check.png" || { echo "vipsthumbnail cannot read $format here; skipped"; continue; }
+    # Two alternating rounds, the best of each side (this VM's speed drifts within a minute).
+    ours=(); vips=()
+    for round in 1 2; do
+        ours+=("$(per_process_ms "$webimage" decode --max-pixel-size 256 "$file")")
+        vips+=("$(per_process_ms vipsthumbnail "$file" --size 256 -o "$work/thumb.png")")
+        printf 'round %d: webimage %.1f ms/process, vipsthumbnail %.1f ms/process\n' "$round" "${ours[-1]}" "${vips[-1]}"
+    done
+    best_ours=$(python3 -c "print(min(map(float, '${ours[*]}'.split())))")
+    best_vips=$(python3 -c "print(min(map(float, '${vips[*]}'.split())))")
+    inproc=$("$webimage" bench-decode "$file" --iterations "$iterations" --max-pixel-size 256 | json msPerDecode)
+    printf 'webimage: %.1f ms/process (%.1f ms in-process decode); vipsthumbnail: %.1f ms/process\n' "$best_ours" "$inproc" "$best_vips"
+    python3 -c "print('${format^^} thumbnail speed vs vipsthumbnail: %.2fx (goal >= 1.0x)' % ($best_vips / $best_ours))"
+done

@@ -1,0 +1,4 @@
+// libjxl with its thread-pool runner (Debian: libjxl-dev).
+#include <jxl/decode.h>
+#include <jxl/encode.h>
+#include <jxl/thread_parallel_runner.h>

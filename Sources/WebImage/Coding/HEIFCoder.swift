@@ -1,0 +1,127 @@
+import CHEIF
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// HEIC/HEIF decoding with libheif (HEVC through libde265, as Debian builds it): the primary
+/// image, its alpha, 8 to 12 bits reduced to RGBA8.
+///
+/// - Transformations: libheif applies the file's `clap`, `irot` and `imir`, which HEIF makes
+///   part of the image (they take precedence over any EXIF orientation in the file), so the
+///   image is reported as ``ImageOrientation/up``, as `heif-convert` and browsers show it.
+/// - Thumbnails: when ``DecodeOptions/maxPixelSize`` is set and the file carries a thumbnail
+///   image at least that big, the thumbnail is decoded instead of the primary image and
+///   resampled to the requested size; otherwise the primary image is decoded and resampled.
+/// - Colour: YUV becomes RGB by the file's `nclx` matrix; no colour management.
+/// - Limits: the declared size is checked against ``DecodeOptions/pixelLimit`` before decoding.
+///   Image sequences (`msf1`) decode to their primary still image; libheif 1.15 reads no tracks.
+public struct HEIFCoder: ImageCoder {
+    /// Creates the coder.
+    public init() {}
+
+    /// libheif's plugins are registered once per process, before the first decode.
+    private static let initialized: Bool = {
+        heif_init(nil).code == heif_error_Ok
+    }()
+
+    public func canDecode(_ data: Data) -> Bool {
+        ImageFormat.detect(data) == .heic
+    }
+
+    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+        guard !data.isEmpty else { throw WebImageError.emptyData }
+        _ = Self.initialized
+        guard heif_have_decoder_for_format(heif_compression_HEVC) != 0 else {
+            throw WebImageError.unsupportedFormat("HEIF: this libheif has no HEVC decoder")
+        }
+        guard let context = heif_context_alloc() else { throw WebImageError.tooLarge("HEIF: cannot create a context") }
+        defer { heif_context_free(context) }
+        return try data.withUnsafeBytes { bytes -> DecodedImage in
+            guard let base = bytes.baseAddress else { throw WebImageError.emptyData }
+            // The context reads from `bytes` without copying: it lives only inside this closure.
+            try Self.check(heif_context_read_from_memory_without_copy(context, base, bytes.count, nil))
+            var primary: OpaquePointer?
+            try Self.check(heif_context_get_primary_image_handle(context, &primary))
+            guard let primary else { throw WebImageError.corruptData("HEIF: no primary image") }
+            defer { heif_image_handle_release(primary) }
+            // The coded size (ispe) is what the decoder allocates, before any crop or turn.
+            let codedWidth = Int(heif_image_handle_get_ispe_width(primary)), codedHeight = Int(heif_image_handle_get_ispe_height(primary))
+            try options.checkFullSizeCanvas(width: codedWidth, height: codedHeight)
+            let width = Int(heif_image_handle_get_width(primary)), height = Int(heif_image_handle_get_height(primary))
+            let target = try options.targetSize(width: width, height: height)
+            let hasAlpha = heif_image_handle_has_alpha_channel(primary) != 0
+            var bitmap: Bitmap
+            if (target.width, target.height) != (width, height), let thumbnail = Self.thumbnail(of: primary, atLeast: max(target.width, target.height)) {
+                defer { heif_image_handle_release(thumbnail) }
+                bitmap = try Self.decode(thumbnail)
+            } else {
+                bitmap = try Self.decode(primary)
+            }
+            if (target.width, target.height) != (bitmap.width, bitmap.height) {
+                bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
+            }
+            return DecodedImage(bitmap: bitmap, format: .heic, orientation: .up, scale: options.scale, hasAlpha: hasAlpha)
+        }
+    }
+
+    /// The smallest embedded thumbnail whose longer side is at least `side`, if any.
+    static func thumbnail(of handle: OpaquePointer, atLeast side: Int) -> OpaquePointer? {
+        let count = Int(heif_image_handle_get_number_of_thumbnails(handle))
+        guard count > 0, count <= 64 else { return nil }
+        var ids = [heif_item_id](repeating: 0, count: count)
+        let listed = Int(heif_image_handle_get_list_of_thumbnail_IDs(handle, &ids, Int32(count)))
+        var best: (handle: OpaquePointer, side: Int)?
+        for id in ids.prefix(listed) {
+            var thumbnail: OpaquePointer?
+            guard heif_image_handle_get_thumbnail(handle, id, &thumbnail).code == heif_error_Ok, let thumbnail else { continue }
+            let longer = max(Int(heif_image_handle_get_width(thumbnail)), Int(heif_image_handle_get_height(thumbnail)))
+            if longer >= side, longer < best?.side ?? .max {
+                if let previous = best { heif_image_handle_release(previous.handle) }
+                best = (thumbnail, longer)
+            } else {
+                heif_image_handle_release(thumbnail)
+            }
+        }
+        return best?.handle
+    }
+
+    /// Decodes one image handle to RGBA8, transformations applied.
+    private static func decode(_ handle: OpaquePointer) throws -> Bitmap {
+        guard let decodingOptions = heif_decoding_options_alloc() else { throw WebImageError.tooLarge("HEIF: out of memory") }
+        defer { heif_decoding_options_free(decodingOptions) }
+        decodingOptions.pointee.convert_hdr_to_8bit = 1
+        var image: OpaquePointer?
+        try check(heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decodingOptions))
+        guard let image else { throw WebImageError.corruptData("HEIF: no image decoded") }
+        defer { heif_image_release(image) }
+        let width = Int(heif_image_get_width(image, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(image, heif_channel_interleaved))
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
+              width > 0, height > 0, Int(stride) >= width * 4 else {
+            throw WebImageError.corruptData("HEIF: decoded image has no RGBA plane")
+        }
+        return try Bitmap(width: width, height: height) { buffer in
+            guard let target = buffer.baseAddress else { return }
+            let rowBytes = width * 4
+            for row in 0..<height {
+                (target + row * rowBytes).copyMemory(from: plane + row * Int(stride), byteCount: rowBytes)
+            }
+        }
+    }
+
+    private static func check(_ error: heif_error) throws {
+        guard error.code != heif_error_Ok else { return }
+        let text = "HEIF: " + (error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)")
+        switch error.code {
+        case heif_error_Memory_allocation_error: throw WebImageError.tooLarge(text)
+        case heif_error_Unsupported_feature, heif_error_Unsupported_filetype: throw WebImageError.unsupportedFormat(text)
+        default:
+            if error.subcode == heif_suberror_Security_limit_exceeded { throw WebImageError.tooLarge(text) }
+            if error.subcode == heif_suberror_End_of_data { throw WebImageError.truncatedData(text) }
+            throw WebImageError.corruptData(text)
+        }
+    }
+}

@@ -1,0 +1,237 @@
+import CJXL
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// JPEG XL decoding and encoding with libjxl: stills and animations, alpha, any bit depth
+/// reduced to RGBA8 by libjxl.
+///
+/// - Orientation: the codestream's orientation is reported, not applied, like EXIF elsewhere.
+/// - Thumbnails: libjxl 0.7 (Debian bookworm) has no reduced-resolution decode (its progressive
+///   detail API arrives in 0.9), so a frame is decoded at full size straight into its bitmap and
+///   resampled; one full bitmap exists at a time.
+/// - Limits: the size in the basic-info header is checked against ``DecodeOptions/pixelLimit``
+///   before libjxl decodes any frame; frames stop at ``DecodeOptions/animationByteLimit``.
+/// - Colour: pixels come out in the file's own colour space (no colour management); images coded
+///   in XYB come out in the colour space libjxl's decoder picks without a CMS.
+public struct JXLCoder: ImageCoder {
+    /// libjxl's encoder effort, 1 (fastest) to 9 (smallest).
+    public var encodeEffort: Int
+
+    /// Creates the coder. The default effort, 7, is `cjxl`'s.
+    public init(encodeEffort: Int = 7) {
+        self.encodeEffort = encodeEffort
+    }
+
+    public func canDecode(_ data: Data) -> Bool {
+        ImageFormat.detect(data) == .jxl
+    }
+
+    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+        guard !data.isEmpty else { throw WebImageError.emptyData }
+        guard let decoder = JxlDecoderCreate(nil) else { throw WebImageError.tooLarge("JPEG XL: cannot create a decoder") }
+        defer { JxlDecoderDestroy(decoder) }
+        let runner = options.parallelDecoding ? JxlThreadParallelRunnerCreate(nil, 2) : nil
+        defer { if let runner { JxlThreadParallelRunnerDestroy(runner) } }
+        if let runner {
+            guard JxlDecoderSetParallelRunner(decoder, JxlThreadParallelRunner, runner) == JXL_DEC_SUCCESS else {
+                throw WebImageError.corruptData("JPEG XL: cannot set the thread runner")
+            }
+        }
+        let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
+        guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
+              JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS,
+              JxlDecoderSetUnpremultiplyAlpha(decoder, 1) == JXL_DEC_SUCCESS else {
+            throw WebImageError.corruptData("JPEG XL: decoder setup failed")
+        }
+        return try data.withUnsafeBytes { bytes -> DecodedImage in
+            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw WebImageError.emptyData }
+            guard JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS else {
+                throw WebImageError.corruptData("JPEG XL: cannot set the input")
+            }
+            JxlDecoderCloseInput(decoder)
+            var info = JxlBasicInfo()
+            var frames: [ImageFrame] = []
+            var duration = 0.0
+            var byteCount = 0
+            var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+            decoding: while true {
+                let status = JxlDecoderProcessInput(decoder)
+                switch status {
+                case JXL_DEC_BASIC_INFO:
+                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+                        throw WebImageError.corruptData("JPEG XL: basic info")
+                    }
+                    try options.checkFullSizeCanvas(width: Int(info.xsize), height: Int(info.ysize))
+                case JXL_DEC_FRAME:
+                    var header = JxlFrameHeader()
+                    guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else {
+                        throw WebImageError.corruptData("JPEG XL: frame header")
+                    }
+                    duration = Self.seconds(ticks: header.duration, info: info)
+                case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
+                    let width = Int(info.xsize), height = Int(info.ysize)
+                    var size = 0
+                    guard JxlDecoderImageOutBufferSize(decoder, &format, &size) == JXL_DEC_SUCCESS,
+                          size == Bitmap.byteCount(width: width, height: height) else {
+                        throw WebImageError.corruptData("JPEG XL: unexpected output size")
+                    }
+                    // libjxl writes the frame straight into the bitmap, then signals the full image.
+                    var bitmap = try Bitmap(width: width, height: height) { buffer in
+                        guard JxlDecoderSetImageOutBuffer(decoder, &format, buffer.baseAddress, buffer.count) == JXL_DEC_SUCCESS else {
+                            throw WebImageError.corruptData("JPEG XL: cannot set the output buffer")
+                        }
+                        let result = JxlDecoderProcessInput(decoder)
+                        guard result == JXL_DEC_FULL_IMAGE else { throw Self.error(result, framesSoFar: frames.count) }
+                    }
+                    let target = try options.targetSize(width: width, height: height)
+                    if (target.width, target.height) != (width, height) {
+                        bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
+                    }
+                    frames.append(ImageFrame(bitmap: bitmap, duration: info.have_animation != 0 ? duration : 0))
+                    byteCount += bitmap.byteCount
+                    if options.firstFrameOnly || byteCount >= options.animationByteLimit { break decoding }
+                case JXL_DEC_FULL_IMAGE:
+                    continue
+                case JXL_DEC_SUCCESS:
+                    break decoding
+                default:
+                    // An animation cut short after some frames keeps the frames it has.
+                    if !frames.isEmpty, status == JXL_DEC_NEED_MORE_INPUT { break decoding }
+                    throw Self.error(status, framesSoFar: frames.count)
+                }
+            }
+            let hasAlpha = info.alpha_bits > 0
+            return try DecodedImage(frames: frames, loopCount: Int(info.animation.num_loops), format: .jxl,
+                                    orientation: ImageOrientation(exifValue: Int(info.orientation.rawValue)),
+                                    scale: options.scale, hasAlpha: hasAlpha)
+        }
+    }
+
+    /// A frame's duration in seconds from its ticks and the animation's ticks per second.
+    private static func seconds(ticks: UInt32, info: JxlBasicInfo) -> Double {
+        guard info.have_animation != 0, info.animation.tps_numerator > 0 else { return 0 }
+        return Double(ticks) * Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator)
+    }
+
+    private static func error(_ status: JxlDecoderStatus, framesSoFar: Int) -> WebImageError {
+        status == JXL_DEC_NEED_MORE_INPUT
+            ? .truncatedData("JPEG XL: the data ends early")
+            : .corruptData("JPEG XL: decoding failed (status \(status.rawValue))")
+    }
+
+    public func canEncode(_ format: ImageFormat) -> Bool { format == .jxl }
+
+    /// Encodes lossy (`options.quality` mapped to a butteraugli distance as `cjxl` maps its
+    /// quality) or lossless (`options.lossless`); an animated image becomes a JPEG XL animation
+    /// unless `options.firstFrameOnly`. Pixels are taken as sRGB.
+    public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
+        guard format == .jxl else { throw WebImageError.unsupportedFormat("JXLCoder encodes JPEG XL only") }
+        guard let encoder = JxlEncoderCreate(nil) else { throw WebImageError.encodingFailed("JPEG XL: cannot create an encoder") }
+        defer { JxlEncoderDestroy(encoder) }
+        let runner = JxlThreadParallelRunnerCreate(nil, 2)
+        defer { if let runner { JxlThreadParallelRunnerDestroy(runner) } }
+        if let runner { _ = JxlEncoderSetParallelRunner(encoder, JxlThreadParallelRunner, runner) }
+        let frames = options.firstFrameOnly ? [image.frames[0]] : image.frames
+        let animated = frames.count > 1
+        let hasAlpha = image.hasAlpha && frames.contains { $0.bitmap.containsTransparency }
+        var info = JxlBasicInfo()
+        JxlEncoderInitBasicInfo(&info)
+        info.xsize = UInt32(clamping: image.width)
+        info.ysize = UInt32(clamping: image.height)
+        info.bits_per_sample = 8
+        info.num_color_channels = 3
+        info.alpha_bits = hasAlpha ? 8 : 0
+        info.num_extra_channels = hasAlpha ? 1 : 0
+        info.uses_original_profile = options.lossless ? 1 : 0
+        if animated {
+            info.have_animation = 1
+            info.animation.tps_numerator = 1000
+            info.animation.tps_denominator = 1
+            info.animation.num_loops = UInt32(clamping: image.loopCount)
+        }
+        var color = JxlColorEncoding()
+        JxlColorEncodingSetToSRGB(&color, 0)
+        guard JxlEncoderSetBasicInfo(encoder, &info) == JXL_ENC_SUCCESS,
+              JxlEncoderSetColorEncoding(encoder, &color) == JXL_ENC_SUCCESS,
+              let settings = JxlEncoderFrameSettingsCreate(encoder, nil) else {
+            throw WebImageError.encodingFailed("JPEG XL: encoder setup failed")
+        }
+        _ = JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, Int64(min(max(encodeEffort, 1), 9)))
+        let configured = options.lossless
+            ? JxlEncoderSetFrameLossless(settings, 1)
+            : JxlEncoderSetFrameDistance(settings, Self.distance(quality: options.quality))
+        guard configured == JXL_ENC_SUCCESS else { throw WebImageError.encodingFailed("JPEG XL: bad quality settings") }
+        var pixelFormat = JxlPixelFormat(num_channels: hasAlpha ? 4 : 3, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        for frame in frames {
+            if animated {
+                var header = JxlFrameHeader()
+                JxlEncoderInitFrameHeader(&header)
+                header.duration = UInt32(clamping: Int((frame.duration * 1000).rounded()))
+                guard JxlEncoderSetFrameHeader(settings, &header) == JXL_ENC_SUCCESS else {
+                    throw WebImageError.encodingFailed("JPEG XL: frame header")
+                }
+            }
+            let pixels = hasAlpha ? nil : Self.rgb(frame.bitmap)
+            let added = pixels.map { rgb in
+                rgb.withUnsafeBytes { JxlEncoderAddImageFrame(settings, &pixelFormat, $0.baseAddress, $0.count) }
+            } ?? frame.bitmap.withUnsafeBytes { JxlEncoderAddImageFrame(settings, &pixelFormat, $0.baseAddress, $0.count) }
+            guard added == JXL_ENC_SUCCESS else { throw WebImageError.encodingFailed("JPEG XL: frame rejected") }
+        }
+        JxlEncoderCloseInput(encoder)
+        return try Self.drain(encoder)
+    }
+
+    /// Runs the encoder to the end, growing the output as it asks.
+    private static func drain(_ encoder: OpaquePointer) throws -> Data {
+        var output = [UInt8](repeating: 0, count: 64 << 10)
+        var written = 0
+        while true {
+            let status = output.withUnsafeMutableBufferPointer { buffer -> JxlEncoderStatus in
+                var next = buffer.baseAddress.map { $0 + written }
+                var available = buffer.count - written
+                let status = JxlEncoderProcessOutput(encoder, &next, &available)
+                written = buffer.count - available
+                return status
+            }
+            switch status {
+            case JXL_ENC_SUCCESS: return Data(output.prefix(written))
+            case JXL_ENC_NEED_MORE_OUTPUT: output.append(contentsOf: repeatElement(0, count: output.count))
+            default: throw WebImageError.encodingFailed("JPEG XL: encoding failed (error \(JxlEncoderGetError(encoder).rawValue))")
+            }
+        }
+    }
+
+    /// `cjxl`'s mapping of a 0...100 quality to a butteraugli distance (100 is 0: lossless-like).
+    static func distance(quality: Double) -> Float {
+        let q: Double = min(1, max(0, quality)) * 100
+        let distance: Double
+        if q >= 30 {
+            distance = 0.1 + (100 - q) * 0.09
+        } else {
+            distance = 6.4 + pow(2.5, (30 - q) / 5) / 6.25
+        }
+        return Float(min(25, distance))
+    }
+
+    /// The bitmap's RGB bytes without alpha, for opaque images.
+    private static func rgb(_ bitmap: Bitmap) -> [UInt8] {
+        bitmap.withUnsafeBytes { bytes in
+            [UInt8](unsafeUninitializedCapacity: bitmap.width * bitmap.height * 3) { buffer, initialized in
+                var out = 0
+                var index = 0
+                while index < bytes.count {
+                    buffer[out] = bytes[index]; buffer[out + 1] = bytes[index + 1]; buffer[out + 2] = bytes[index + 2]
+                    out += 3
+                    index += 4
+                }
+                initialized = out
+            }
+        }
+    }
+}
