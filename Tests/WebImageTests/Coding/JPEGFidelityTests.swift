@@ -184,7 +184,8 @@ import WebImageTestSupport
         let baseline = try await runMeasured(["decode", "--json", small.path])
         #expect(baseline.status == 0)
         let refused = try await runMeasured(["decode", "--json", bomb.path])
-        #expect(refused.status == 1 && (try refused.errorCode()) == "truncatedData", "\(refused.stdout)")
+        let code = try refused.errorCode()
+        #expect(refused.status == 1 && code == "truncatedData", "\(refused.stdout)")
         #expect(refused.peakMemoryBytes < baseline.peakMemoryBytes + 16 << 20,
                 "peak \(refused.peakMemoryBytes) bytes refusing the bomb vs \(baseline.peakMemoryBytes) for a small JPEG")
     }
