@@ -14,20 +14,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # The same photo-like 4000x3000 picture as compare-decode.sh, encoded by the libraries' own tools.
-python3 - "$work" <<'PY'
-import sys, random
-from PIL import Image, ImageDraw, ImageFilter
-random.seed(1)
-w, h = 4000, 3000
-im = Image.linear_gradient("L").resize((w, h)).convert("RGB")
-draw = ImageDraw.Draw(im)
-for _ in range(400):
-    x, y, r = random.randrange(w), random.randrange(h), random.randrange(20, 300)
-    draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(random.randrange(256) for _ in range(3)))
-im = im.filter(ImageFilter.GaussianBlur(2))
-im = Image.blend(im, Image.effect_noise((w, h), 24).convert("RGB"), 0.15)
-im.save(sys.argv[1] + "/photo.png")
-PY
+python3 Benchmarks/scripts/make-photo.py "$work"
 avifenc --speed 8 --min 20 --max 30 --jobs 2 "$work/photo.png" "$work/photo.avif" >/dev/null
 heif-enc -q 80 -o "$work/photo.heic" "$work/photo.png" >/dev/null
 

@@ -16,22 +16,7 @@ webimage="$(swift build -c release --show-bin-path)/webimage"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$work" <<'PY'
-import sys, random
-from PIL import Image, ImageDraw, ImageFilter
-random.seed(1)
-w, h = 4000, 3000
-im = Image.linear_gradient("L").resize((w, h)).convert("RGB")
-draw = ImageDraw.Draw(im)
-for _ in range(400):  # shapes and noise so the JPEG has photo-like entropy
-    x, y, r = random.randrange(w), random.randrange(h), random.randrange(20, 300)
-    draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(random.randrange(256) for _ in range(3)))
-im = im.filter(ImageFilter.GaussianBlur(2))
-noise = Image.effect_noise((w, h), 24).convert("RGB")
-im = Image.blend(im, noise, 0.15)
-im.save(sys.argv[1] + "/photo.jpg", quality=90)
-im.save(sys.argv[1] + "/photo.webp", quality=85)
-PY
+python3 Benchmarks/scripts/make-photo.py "$work"
 
 json() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 python3 -c "import os; s=os.path.getsize(\"$work/photo.jpg\"); print(\"test JPEG: 4000x3000, %.2f MB, %.2f bits per pixel\" % (s/1e6, s*8/12e6))"
