@@ -29,10 +29,12 @@ let package = Package(
         codec("CWebP", pkgConfig: "libwebpdemux", apt: "libwebp-dev"),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         codec("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+        // Little CMS: embedded ICC profiles (and PNG gAMA/cHRM) converted to sRGB.
+        codec("CLCMS2", pkgConfig: "lcms2", apt: "liblcms2-dev"),
         .target(
             name: "WebImage",
             dependencies: [
-                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib",
+                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib", "CLCMS2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -64,7 +66,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageTests",
-            dependencies: ["WebImage", "WebImageTestSupport"]
+            dependencies: ["WebImage", "WebImageTestSupport", "CLCMS2"]
         ),
     ],
     swiftLanguageModes: [.v6]

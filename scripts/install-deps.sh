@@ -2,8 +2,9 @@
 # Installs the Debian packages swift-webimage builds and tests with, when any is missing.
 # Usage: scripts/install-deps.sh [--bench]   (--bench adds the tools the comparison scripts run)
 set -euo pipefail
+# liblcms2-dev converts embedded colour profiles; icc-profiles-free gives the colour tests an Adobe RGB profile.
 # openssl makes the throwaway certificate of the HTTPS tests; python3-pil is the tests' decoding oracle.
-packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl python3-pil)
+packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev liblcms2-dev icc-profiles-free pkg-config openssl python3-pil)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
 fi

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A decoded image: one or more frames of straight-alpha RGBA8 with what is known about them.
 ///
 /// Cheap to copy and to send across tasks: frames share their immutable pixel buffers.
@@ -14,6 +20,10 @@ public struct DecodedImage: Sendable {
     public var scale: Double
     /// Whether the image has an alpha channel in its source (a PNG with tRNS, a WebP with ALPH...).
     public var hasAlpha: Bool
+    /// The ICC profile the pixels are in, when it is not sRGB: set when the image was decoded
+    /// with ``DecodeOptions/keepsColors`` from a file with an RGB profile, and embedded again by
+    /// the JPEG, PNG and WebP encoders. `nil` for sRGB pixels (the default decode converts to sRGB).
+    public var iccProfile: Data?
 
     /// Creates an image from its frames.
     /// - Throws: ``WebImageError/corruptData(_:)`` when `frames` is empty.
