@@ -98,7 +98,7 @@ import Testing
         let base = (stem as NSString).lastPathComponent
         for index in image.frames.indices {
             let framePath = directory + (image.frames.count == 1 ? "\(base).png" : "\(base)-\(index).png")
-            let truth = try PNGCoder().decode(try Corpus.data(framePath), options: DecodeOptions())
+            let truth = try PNGCoder().decode(try Corpus.data(framePath), options: DecodeOptions(keepsColors: true))
             #expect(image.frames[index].bitmap.canonicalSHA256() == truth.bitmap.canonicalSHA256(), "frame \(index) vs ImageMagick")
         }
     }
