@@ -53,7 +53,7 @@ public enum ColorConversion {
     /// Converts CMYK8 pixels (4 bytes each, `inverted` for Adobe's files) to opaque sRGB RGBA8 in
     /// place through `iccProfile`. Returns `false`, leaving the pixels untouched, when the profile
     /// is not a usable CMYK profile; the caller then falls back to the plain formula.
-    @inline(never) // Swift 6.3's optimizer fails its ownership check when this is inlined.
+    @inline(never) // Part of the workaround for Swift 6.3's optimizer crash (see ICCTransform.run).
     static func convertCMYKInPlace(_ buffer: UnsafeMutableRawBufferPointer, iccProfile: Data?, inverted: Bool,
                                    parallel: Bool) -> Bool {
         guard let iccProfile else { return false }

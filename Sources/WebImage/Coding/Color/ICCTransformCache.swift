@@ -41,7 +41,7 @@ final class ICCTransformCache: Sendable {
 
     /// The transform for `profile` read as `input`, made on first use; `nil` when no conversion is
     /// needed or possible.
-    // Not inlined: inlined into a caller, Swift 6.3's optimizer fails its ownership check here.
+    // Not inlined: part of the workaround for Swift 6.3's optimizer crash (see ICCTransform.run).
     @inline(never)
     func transform(for profile: Data, input: ICCTransform.Input) -> ICCTransform? {
         guard !profile.isEmpty, profile.count <= Self.maximumProfileSize else { return nil }
