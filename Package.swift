@@ -32,10 +32,12 @@ let package = Package(
         codec("CAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
         codec("CHEIF", pkgConfig: "libheif", apt: "libheif-dev"),
         codec("CJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
+        // Little CMS: embedded ICC profiles (and PNG gAMA/cHRM) converted to sRGB.
+        codec("CLCMS2", pkgConfig: "lcms2", apt: "liblcms2-dev"),
         .target(
             name: "WebImage",
             dependencies: [
-                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib", "CAVIF", "CHEIF", "CJXL",
+                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib", "CAVIF", "CHEIF", "CJXL", "CLCMS2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -67,7 +69,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageTests",
-            dependencies: ["WebImage", "WebImageTestSupport"]
+            dependencies: ["WebImage", "WebImageTestSupport", "CLCMS2"]
         ),
     ],
     swiftLanguageModes: [.v6]

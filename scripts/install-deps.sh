@@ -6,8 +6,10 @@ set -euo pipefail
 # oracle; GNU time measures what the decompression-bomb tests cost. libavif-bin, libheif-examples
 # and libjxl-tools are the command-line oracles of the AVIF, HEIF and JPEG XL tests
 # (avifenc/avifdec, heif-enc/heif-convert, cjxl/djxl); the tests skip without them.
+# liblcms2-dev converts embedded colour profiles; icc-profiles-free gives the colour tests an Adobe RGB profile.
 packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl
-          python3-pil time libavif-dev libheif-dev libjxl-dev libavif-bin libheif-examples libjxl-tools)
+          python3-pil time libavif-dev libheif-dev libjxl-dev libavif-bin libheif-examples libjxl-tools
+          liblcms2-dev icc-profiles-free)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
 fi

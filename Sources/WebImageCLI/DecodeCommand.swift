@@ -29,9 +29,12 @@ struct DecodeCommand: AsyncParsableCommand {
     @Flag(help: "With --rgba-out, also write every other frame N as DIR/<file name>.N.rgba.")
     var allFrames = false
 
+    @Flag(help: "Keep the colours the file declares (no ICC profile or gAMA/cHRM conversion to sRGB).")
+    var keepColors = false
+
     func run() async throws {
         let coders = ImageCodersManager.shared
-        let options = DecodeOptions(maxPixelSize: maxPixelSize)
+        let options = DecodeOptions(maxPixelSize: maxPixelSize, keepsColors: keepColors)
         if let rgbaOut {
             try FileManager.default.createDirectory(atPath: rgbaOut, withIntermediateDirectories: true)
         }

@@ -39,6 +39,11 @@ public struct DecodeOptions: Sendable, Hashable {
     /// scans, the resampler splits big resizes, for lower latency. A server that already decodes
     /// an image per core gains nothing from it and may turn it off to keep one thread per decode.
     public var parallelDecoding: Bool
+    /// Keep the pixels in the colour space the file declares: no ICC profile, PNG `gAMA`/`cHRM`
+    /// or ICC-managed CMYK conversion, the plain decode (the profile is then kept in
+    /// ``DecodedImage/iccProfile`` and re-embedded by the encoders). `false` (the default)
+    /// converts to sRGB with Little CMS; see ``ColorConversion``.
+    public var keepsColors: Bool
 
     /// 100 megapixels: 400 MB of RGBA8, far above any photo a camera takes, far below what hurts.
     public static let defaultPixelLimit = 100_000_000
@@ -54,7 +59,8 @@ public struct DecodeOptions: Sendable, Hashable {
     public init(maxPixelSize: Int? = nil, pixelLimit: Int = DecodeOptions.defaultPixelLimit,
                 scaleDownLargeImages: Bool = false, firstFrameOnly: Bool = false,
                 applyOrientation: Bool = false, animationByteLimit: Int = 512 << 20, scale: Double = 1,
-                parallelDecoding: Bool = true, maxFrameCount: Int = DecodeOptions.defaultMaxFrameCount) {
+                parallelDecoding: Bool = true, maxFrameCount: Int = DecodeOptions.defaultMaxFrameCount,
+                keepsColors: Bool = false) {
         self.maxPixelSize = maxPixelSize
         self.pixelLimit = pixelLimit
         self.scaleDownLargeImages = scaleDownLargeImages
@@ -64,6 +70,7 @@ public struct DecodeOptions: Sendable, Hashable {
         self.scale = scale
         self.parallelDecoding = parallelDecoding
         self.maxFrameCount = maxFrameCount
+        self.keepsColors = keepsColors
     }
 
     /// The size to decode a `width` × `height` image to under these options: the full size, or a

@@ -30,6 +30,8 @@ public struct JPEGCoder: ImageCoder {
 
     public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
+        let profile = JPEGICCProfile.read(data)
+        var isCMYKImage = false
         let bitmap = try data.withUnsafeBytes { bytes -> Bitmap in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw WebImageError.emptyData }
             guard let handle = tjInitDecompress() else { throw WebImageError.corruptData("cannot create a JPEG decoder") }
@@ -39,7 +41,7 @@ public struct JPEGCoder: ImageCoder {
                 // TurboJPEG 2.1 refuses to describe sampling factors outside its list (e.g. 1×3
                 // luma); libjpeg's own API decodes every sampling libjpeg supports.
                 if String(cString: tjGetErrorStr2(handle)).contains("subsampling") {
-                    return try decodeThroughLibjpeg(bytes, options: options)
+                    return try decodeThroughLibjpeg(bytes, options: options, profile: profile, isCMYK: &isCMYKImage)
                 }
                 // A warning (e.g. stray bytes before a marker) still read the whole header.
                 guard tjGetErrorCode(handle) == TJERR_WARNING.rawValue, width > 0, height > 0 else {
@@ -50,6 +52,7 @@ public struct JPEGCoder: ImageCoder {
             try JPEGDataPlausibility.check(bytes, width: Int(width), height: Int(height))
             let scaled = Self.dctScaledSize(width: Int(width), height: Int(height), atLeast: target)
             let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
+            isCMYKImage = isCMYK
             let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
             let isEighthScale = (scaled.width, scaled.height) == ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
             let fastDecoded = isEighthScale && !isCMYK && decodesEighthScaleFromDC
@@ -65,29 +68,37 @@ public struct JPEGCoder: ImageCoder {
                     throw Self.error(message: String(cString: tjGetErrorStr2(handle)))
                 }
                 if isCMYK {
-                    Self.convertCMYKToRGBA(buffer, inverted: Self.hasAdobeMarker(bytes))
+                    Self.convertCMYK(buffer, inverted: Self.hasAdobeMarker(bytes), profile: profile, options: options)
                 }
             }
-            return try Self.resized(decoded, to: target, options: options)
+            let resized = try Self.resized(decoded, to: target, options: options)
+            return isCMYK || options.keepsColors ? resized
+                : try ColorConversion.convertToSRGB(resized, iccProfile: profile, parallel: options.parallelDecoding)
         }
-        return DecodedImage(bitmap: bitmap, format: .jpeg,
-                            orientation: EXIFReader.orientation(inJPEG: data) ?? .up,
-                            scale: options.scale, hasAlpha: false)
+        var image = DecodedImage(bitmap: bitmap, format: .jpeg,
+                                 orientation: EXIFReader.orientation(inJPEG: data) ?? .up,
+                                 scale: options.scale, hasAlpha: false)
+        if options.keepsColors, !isCMYKImage { image.iccProfile = ColorConversion.keptProfile(profile) }
+        return image
     }
 
     /// Decodes with libjpeg's full API (see ``JPEGLibDecompressor``) under the same rules as the
     /// TurboJPEG path: the same size checks first, the same DCT scaling, warnings kept.
-    private func decodeThroughLibjpeg(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws -> Bitmap {
+    private func decodeThroughLibjpeg(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions, profile: Data?,
+                                      isCMYK: inout Bool) throws -> Bitmap {
         let decompressor = try JPEGLibDecompressor(bytes)
         let (width, height) = (decompressor.width, decompressor.height)
+        isCMYK = decompressor.isCMYK
         let target = try options.targetSize(width: width, height: height)
         try JPEGDataPlausibility.check(bytes, width: width, height: height)
         let denominator = Self.dctDenominator(width: width, height: height, atLeast: target)
         let scaled = ((width + denominator - 1) / denominator, (height + denominator - 1) / denominator)
         let decoded = try decompressor.decode(denominator: denominator, size: scaled) { buffer in
-            Self.convertCMYKToRGBA(buffer, inverted: Self.hasAdobeMarker(bytes))
+            Self.convertCMYK(buffer, inverted: Self.hasAdobeMarker(bytes), profile: profile, options: options)
         }
-        return try Self.resized(decoded, to: target, options: options)
+        let resized = try Self.resized(decoded, to: target, options: options)
+        return isCMYK || options.keepsColors ? resized
+            : try ColorConversion.convertToSRGB(resized, iccProfile: profile, parallel: options.parallelDecoding)
     }
 
     /// `decoded` itself when it has the target size, else resampled to it.
@@ -104,7 +115,9 @@ public struct JPEGCoder: ImageCoder {
         guard format == .jpeg else { throw WebImageError.unsupportedFormat("JPEGCoder encodes JPEG only") }
         let bitmap = image.hasAlpha ? try Self.flattenedOnWhite(image.bitmap) : image.bitmap
         let quality = Int32(min(100, max(1, (options.quality * 100).rounded())))
-        return try Self.encode(bitmap, quality: quality, sampling: quality >= 95 ? .full : .halfBoth)
+        let encoded = try Self.encode(bitmap, quality: quality, sampling: quality >= 95 ? .full : .halfBoth)
+        guard let profile = image.iccProfile else { return encoded }
+        return JPEGICCProfile.embedding(profile, in: encoded)
     }
 
     /// Chroma sampling for ``encode(_:quality:sampling:)``.
@@ -187,6 +200,15 @@ public struct JPEGCoder: ImageCoder {
             offset += 2 + length
         }
         return false
+    }
+
+    /// CMYK to RGB in place: through the file's CMYK profile with Little CMS (see
+    /// ``ColorConversion``), or with the plain formula when colours are kept or there is no
+    /// usable CMYK profile.
+    private static func convertCMYK(_ buffer: UnsafeMutableRawBufferPointer, inverted: Bool, profile: Data?, options: DecodeOptions) {
+        let managed = options.keepsColors ? false
+            : ColorConversion.convertCMYKInPlace(buffer, iccProfile: profile, inverted: inverted, parallel: options.parallelDecoding)
+        if !managed { convertCMYKToRGBA(buffer, inverted: inverted) }
     }
 
     /// CMYK to RGB in place, the plain way Pillow does it (no colour management).

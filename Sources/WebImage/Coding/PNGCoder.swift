@@ -35,9 +35,13 @@ public struct PNGCoder: ImageCoder {
             guard let repaired = Self.movingTransparencyAfterPalette(data) else { throw WebImageError.corruptData(reason) }
             still = try Self.decodeStill(repaired, options: options)
         }
-        let bitmap = try Self.scaled(still.bitmap, options: options)
-        return DecodedImage(bitmap: bitmap, format: .png, orientation: still.orientation,
-                            scale: options.scale, hasAlpha: still.hasAlpha)
+        let scaled = try Self.scaled(still.bitmap, options: options)
+        let bitmap = options.keepsColors ? scaled
+            : try ColorConversion.convertToSRGB(scaled, iccProfile: still.profile, parallel: options.parallelDecoding)
+        var image = DecodedImage(bitmap: bitmap, format: .png, orientation: still.orientation,
+                                 scale: options.scale, hasAlpha: still.hasAlpha)
+        if options.keepsColors { image.iccProfile = ColorConversion.keptProfile(still.profile) }
+        return image
     }
 
     public func canEncode(_ format: ImageFormat) -> Bool { format == .png }
@@ -45,7 +49,8 @@ public struct PNGCoder: ImageCoder {
     /// Encodes the first frame as an 8-bit RGBA PNG (RGB when the image has no alpha).
     public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .png else { throw WebImageError.unsupportedFormat("PNGCoder encodes PNG only") }
-        return try Self.encodeBitmap(image.bitmap, keepAlpha: image.hasAlpha || image.bitmap.containsTransparency)
+        return try Self.encodeBitmap(image.bitmap, keepAlpha: image.hasAlpha || image.bitmap.containsTransparency,
+                                     iccProfile: image.iccProfile)
     }
 
     // MARK: - Still images
@@ -54,6 +59,8 @@ public struct PNGCoder: ImageCoder {
         var bitmap: Bitmap
         var hasAlpha: Bool
         var orientation: ImageOrientation
+        /// The colour profile the PNG declares (see ``PNGColorProfile``), `nil` for sRGB.
+        var profile: Data? = nil
     }
 
     /// Decodes one (non-animated) PNG stream with libspng.
@@ -93,7 +100,8 @@ public struct PNGCoder: ImageCoder {
             if spng_get_exif(context, &exif) == 0, let pointer = exif.data, exif.length > 0 {
                 orientation = EXIFReader.orientation(inTIFF: Data(bytes: pointer, count: exif.length)) ?? .up
             }
-            return Still(bitmap: bitmap, hasAlpha: hasAlpha, orientation: orientation)
+            return Still(bitmap: bitmap, hasAlpha: hasAlpha, orientation: orientation,
+                         profile: PNGColorProfile.profile(in: context))
         }
     }
 
@@ -156,7 +164,7 @@ public struct PNGCoder: ImageCoder {
 
     // MARK: - Encoding
 
-    static func encodeBitmap(_ bitmap: Bitmap, keepAlpha: Bool) throws -> Data {
+    static func encodeBitmap(_ bitmap: Bitmap, keepAlpha: Bool, iccProfile: Data? = nil) throws -> Data {
         guard let context = spng_ctx_new(Int32(SPNG_CTX_ENCODER.rawValue)) else {
             throw WebImageError.encodingFailed("cannot create a PNG encoder")
         }
@@ -166,6 +174,21 @@ public struct PNGCoder: ImageCoder {
                                color_type: UInt8(keepAlpha ? 6 : 2), compression_method: 0, filter_method: 0,
                                interlace_method: 0)
         guard spng_set_ihdr(context, &header) == 0 else { throw WebImageError.encodingFailed("PNG header") }
+        // libspng keeps a pointer to the profile until the image is encoded, so the copy lives as
+        // long as this function.
+        let profileCopy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, iccProfile?.count ?? 0), alignment: 1)
+        defer { profileCopy.deallocate() }
+        if let iccProfile, !iccProfile.isEmpty {
+            _ = iccProfile.copyBytes(to: profileCopy.bindMemory(to: UInt8.self))
+            var iccp = spng_iccp()
+            withUnsafeMutableBytes(of: &iccp.profile_name) { name in
+                for (index, byte) in "ICC profile".utf8.enumerated() { name[index] = byte }
+            }
+            iccp.profile_len = iccProfile.count
+            iccp.profile = profileCopy.baseAddress?.assumingMemoryBound(to: CChar.self)
+            let status = spng_set_iccp(context, &iccp)
+            guard status == 0 else { throw WebImageError.encodingFailed("PNG iCCP: \(String(cString: spng_strerror(status)))") }
+        }
         var status: Int32
         if keepAlpha {
             status = bitmap.withUnsafeBytes { bytes in

@@ -20,7 +20,15 @@ public struct WebPCoder: ImageCoder {
 
     public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
-        return try data.withUnsafeBytes { bytes -> DecodedImage in
+        let image = try decodeKeepingColors(data, options: options)
+        let profile = data.withUnsafeBytes { bytes in
+            bytes.bindMemory(to: UInt8.self).baseAddress.flatMap { WebPICCProfile.read($0, count: bytes.count) }
+        }
+        return try ColorConversion.applying(profile, to: image, options: options)
+    }
+
+    private func decodeKeepingColors(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+        try data.withUnsafeBytes { bytes -> DecodedImage in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw WebImageError.emptyData }
             var features = WebPBitstreamFeatures()
             let status = WebPGetFeatures(base, bytes.count, &features)
@@ -61,7 +69,9 @@ public struct WebPCoder: ImageCoder {
     public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .webp else { throw WebImageError.unsupportedFormat("WebPCoder encodes WebP only") }
         if image.isAnimated, !options.firstFrameOnly {
-            return try WebPAnimationEncoder.encode(image, options: options)
+            let encoded = try WebPAnimationEncoder.encode(image, options: options)
+            guard let profile = image.iccProfile else { return encoded }
+            return try WebPICCProfile.embedding(profile, in: encoded)
         }
         let bitmap = image.bitmap
         var output: UnsafeMutablePointer<UInt8>?
@@ -74,7 +84,9 @@ public struct WebPCoder: ImageCoder {
         }
         defer { WebPFree(output) }
         guard size > 0, let output else { throw WebImageError.encodingFailed("WebP encoder failed") }
-        return Data(bytes: output, count: size)
+        let encoded = Data(bytes: output, count: size)
+        guard let profile = image.iccProfile else { return encoded }
+        return try WebPICCProfile.embedding(profile, in: encoded)
     }
 
     static func error(_ status: VP8StatusCode) -> WebImageError {

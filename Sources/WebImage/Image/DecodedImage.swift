@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A decoded image: one or more frames of straight-alpha RGBA8 with what is known about them.
 ///
 /// Cheap to copy and to send across tasks: frames share their immutable pixel buffers.
@@ -19,6 +25,10 @@ public struct DecodedImage: Sendable {
     /// ``DecodeOptions/maxFrameCount`` or ``DecodeOptions/animationByteLimit`` is not an error:
     /// its first frames are returned and this says so.
     public var truncation: AnimationTruncation?
+    /// The ICC profile the pixels are in, when it is not sRGB: set when the image was decoded
+    /// with ``DecodeOptions/keepsColors`` from a file with an RGB profile, and embedded again by
+    /// the JPEG, PNG and WebP encoders. `nil` for sRGB pixels (the default decode converts to sRGB).
+    public var iccProfile: Data?
 
     /// Creates an image from its frames.
     /// - Throws: ``WebImageError/corruptData(_:)`` when `frames` is empty.

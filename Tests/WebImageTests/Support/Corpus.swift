@@ -18,6 +18,7 @@ struct CorpusEntry: Decodable, Sendable {
     var expect_error: Bool?
     var oracle_unsupported: String?
     var error: String?
+    var flags: [String]?
 
     var expectsError: Bool { expect_error == true }
 }

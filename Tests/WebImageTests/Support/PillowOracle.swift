@@ -67,6 +67,20 @@ enum PillowOracle {
         return Data(result.output)
     }
 
+    /// Runs `script` with a temporary file holding `data` as `sys.argv[1]`; the script prints
+    /// `OK width height\n` and RGBA bytes, or anything else for "refused".
+    static func runScript(_ script: String, data: Data) throws -> Image? {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pillow-\(UUID().uuidString)")
+        try data.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try run(["-c", script, file.path])
+        guard result.status == 0 else { throw CocoaError(.fileReadUnknown) }
+        guard result.output.starts(with: Array("OK ".utf8)), let newline = result.output.firstIndex(of: 0x0A) else { return nil }
+        let fields = String(decoding: result.output[3..<newline], as: UTF8.self).split(separator: " ").compactMap { Int($0) }
+        guard fields.count == 2 else { return nil }
+        return Image(width: fields[0], height: fields[1], rgba: Array(result.output[(newline + 1)...]))
+    }
+
     private static func run(_ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
