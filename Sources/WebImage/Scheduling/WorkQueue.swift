@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -11,23 +12,43 @@ import Foundation
 /// Bounding the width keeps a burst of a thousand decodes from occupying every thread at once
 /// (the network's event loops and the callers keep theirs), and the ordering lets a visible
 /// image's decode overtake a prefetch's. The lock guards only the waiting list and the count.
+///
+/// ``cpu`` is the process's one CPU budget: every decode (from the network or from disk),
+/// transform and encode takes one of its slots, so the process never runs more CPU work than
+/// cores, whichever manager or cache asks. A queue made `within` it (a manager's own limit)
+/// takes its own slot first, then one of the budget's.
 final class WorkQueue: Sendable {
+    /// The process's CPU budget: one slot per active core.
+    static let cpu = WorkQueue(width: ProcessInfo.processInfo.activeProcessorCount)
+
+    /// The process's budget for blocking disk I/O (cache reads): wider than ``cpu``, since a
+    /// blocked read uses no core, but bounded, so a burst of misses cannot take every thread.
+    static let blockingIO = WorkQueue(width: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+
+    /// Ticket numbers, process-wide, so a ticket orders and re-prioritises the same work in a
+    /// queue and in the budget it runs within.
+    private static let tickets = Atomic<Int>(0)
+
     private struct State {
         var running = 0
         /// Waiting tickets in the order they run.
         var waiting = PriorityWaitList()
         var continuations: [Int: CheckedContinuation<Void, any Error>] = [:]
-        var nextID = 0
     }
 
     /// How many pieces of work run at once.
     let width: Int
+    /// The budget this queue's work also takes a slot of, if any.
+    let parent: WorkQueue?
     private let state = Locked(State())
 
-    init(width: Int) { self.width = max(1, width) }
+    init(width: Int, within parent: WorkQueue? = nil) {
+        self.width = max(1, width)
+        self.parent = parent
+    }
 
     /// A ticket for one piece of work, so its priority can change while it waits.
-    func makeTicket() -> Int { state.withLock { state in defer { state.nextID += 1 }; return state.nextID } }
+    func makeTicket() -> Int { Self.tickets.add(1, ordering: .relaxed).oldValue }
 
     /// Runs `work` on a Dispatch thread (see ``runBlocking(qos:_:)``) once a slot is free.
     /// Throws ``WebImageError/cancelled`` when the task is cancelled while waiting.
@@ -35,6 +56,8 @@ final class WorkQueue: Sendable {
         try await acquire(ticket: ticket, priority: priority)
         defer { release() }
         guard !Task.isCancelled else { throw WebImageError.cancelled }
+        // Slots are taken outside in (this queue's, then the budget's) and never the other way: no deadlock.
+        if let parent { return try await parent.perform(ticket: ticket, priority: priority, work) }
         return try await runBlocking(qos: priority.dispatchQoS, work)
     }
 
@@ -49,6 +72,7 @@ final class WorkQueue: Sendable {
     /// Raises or lowers a waiting ticket's priority (no effect once it runs).
     func setPriority(_ priority: LoadPriority, ticket: Int) {
         state.withLock { $0.waiting.setPriority(priority, of: ticket) }
+        parent?.setPriority(priority, ticket: ticket)
     }
 
     private func acquire(ticket: Int, priority: LoadPriority) async throws {
@@ -96,6 +120,19 @@ final class WorkQueue: Sendable {
 }
 
 extension LoadPriority {
+    /// The load priority of work started from a task at `priority` (the inverse of ``taskPriority``).
+    init(_ priority: TaskPriority) {
+        if priority >= .high {
+            self = .high
+        } else if priority >= .medium {
+            self = .normal
+        } else if priority >= .low {
+            self = .low
+        } else {
+            self = .veryLow
+        }
+    }
+
     /// The Dispatch quality of service work at this priority runs at.
     var dispatchQoS: DispatchQoS.QoSClass {
         switch self {

@@ -20,15 +20,16 @@ enum ImageOutput: Sendable {
 /// shape) → decode (per fetch and decode options) → one stage per transform prefix. Two loads
 /// whose keys match share a stage; `[resize]` and `[resize, roundCorners]` share the resize.
 final class PipelineStages: Sendable {
-    let pool = StagePool()
+    let pool = SharedWorkPool<String>()
     let processing: WorkQueue
 
     init(processingConcurrency: Int) {
-        processing = WorkQueue(width: processingConcurrency)
+        // The manager's own limit, within the process's one CPU budget.
+        processing = WorkQueue(width: processingConcurrency, within: .cpu)
     }
 
     /// Subscribes to the last stage of `plan`'s chain (starting or joining every stage before it).
-    func image(for plan: LoadPlan, validators: CacheValidators?, priority: LoadPriority) -> StageSubscription<ImageOutput> {
+    func image(for plan: LoadPlan, validators: CacheValidators?, priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
         let fetchKey = Self.fetchKey(plan, validators: validators)
         return imageStage(plan, validators: validators, fetchKey: fetchKey, level: plan.transformers.count, priority: priority)
     }
@@ -43,7 +44,7 @@ final class PipelineStages: Sendable {
     // MARK: Stages
 
     private func imageStage(_ plan: LoadPlan, validators: CacheValidators?, fetchKey: String, level: Int,
-                            priority: LoadPriority) -> StageSubscription<ImageOutput> {
+                            priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
         let decodeKey = "decode|\(UInt(bitPattern: ObjectIdentifier(plan.coders)))|\(plan.decodeOptions.stageKey)|\(fetchKey)"
         let key = level == 0 ? decodeKey : plan.transformers.prefix(level).map(\.identifier).joined(separator: "|") + "|" + decodeKey
         return pool.subscribe(key: key, priority: priority) { [self] stage in
@@ -68,8 +69,8 @@ final class PipelineStages: Sendable {
     }
 
     private func decode(_ plan: LoadPlan, validators: CacheValidators?, fetchKey: String,
-                        stage: SharedStage<ImageOutput>) async throws -> ImageOutput {
-        let fetch: StageSubscription<FetchOutput> = pool.subscribe(key: fetchKey, priority: stage.priority) { stage in
+                        stage: SharedWork<ImageOutput>) async throws -> ImageOutput {
+        let fetch: SharedWorkSubscription<FetchOutput> = pool.subscribe(key: fetchKey, priority: stage.priority) { stage in
             try await Self.fetch(plan, validators: validators, stage: stage)
         }
         let ticket = processing.makeTicket()
@@ -105,7 +106,7 @@ final class PipelineStages: Sendable {
         }
     }
 
-    private static func fetch(_ plan: LoadPlan, validators: CacheValidators?, stage: SharedStage<FetchOutput>) async throws -> FetchOutput {
+    private static func fetch(_ plan: LoadPlan, validators: CacheValidators?, stage: SharedWork<FetchOutput>) async throws -> FetchOutput {
         var request = ImageLoadRequest(url: plan.url, headers: plan.context.headers, priority: stage.priority,
                                        timeout: plan.context.timeout, validators: validators,
                                        wantsPartialData: plan.options.contains(.progressiveLoad))
