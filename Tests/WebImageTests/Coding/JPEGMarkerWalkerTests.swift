@@ -108,6 +108,17 @@ import WebImageTestSupport
         #expect(try jpeg(inserting: [0xFF, 0xDB, 0x00, 0x00]).withUnsafeBytes { JPEGBaselineHeader($0) } == nil)
     }
 
+    @Test func theDCDecoderTakesSuchFilesAndMatchesLibjpegTurbo() throws {
+        let bitmap = try JPEGEighthScaleTests.noisyPhoto(width: 203, height: 157, seed: 18)
+        let encoded = Array(try JPEGCoder.encode(bitmap, quality: 90, sampling: .halfBoth))
+        let extra: [UInt8] = [0xFF, 0xFE, 0x00, 0x04, 0x68, 0x69, 0x12, 0x34, 0xFF, 0xFF, 0xD0, 0xFF, 0xEF, 0x00, 0x00]
+        let data = Data(encoded[0..<2] + extra + encoded[2...])
+        #expect(try data.withUnsafeBytes { try JPEGEighthScaleDecoder.decode($0) } != nil)
+        let fast = try JPEGEighthScaleTests.eighthScale(data, width: 203, height: 157, fast: true)
+        let reference = try JPEGEighthScaleTests.eighthScale(data, width: 203, height: 157, fast: false)
+        #expect(JPEGEighthScaleTests.samePixels(fast, reference))
+    }
+
     @Test func exifIsFoundAfterStrayBytesFillBytesAndAZeroLengthSegment() throws {
         // Big-endian TIFF with one IFD entry: orientation (0x0112), SHORT, 1 value, 6.
         let tiff: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A, 0x00, 0x00, 0x00, 0x08, 0x00, 0x01,
