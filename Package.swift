@@ -52,15 +52,25 @@ let package = Package(
             name: "WebImageCLI",
             dependencies: [
                 "WebImage",
-                // The demo serves its drawn images from the loopback server the tests use.
-                "WebImageTestSupport",
+                // The demo's drawn images and static server; nothing from WebImageTestSupport ships.
+                "WebImageDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "WebImageDemo",
+            dependencies: [
+                "WebImage",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .target(
             name: "WebImageTestSupport",
             dependencies: [
                 "WebImage",
+                "WebImageDemo",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import WebImage
-import WebImageTestSupport
+import WebImageDemo
 
 /// `webimage demo`: the offline tour. It draws a gallery, encodes it with our own encoders,
 /// serves it from a loopback HTTP server it starts itself, and loads it through ImageManager:
@@ -55,8 +55,9 @@ struct DemoCommand: AsyncParsableCommand {
         let totalBytes = gallery.reduce(0) { $0 + $1.data.count }
         report("encode with our encoders", count: count, since: encodeStart, extra: "\(totalBytes / 1024) KB")
 
-        let server = try await LoopbackServer.start()
-        for item in gallery { server.route(item.path, .image(item.data, contentType: item.format.mimeType ?? "application/octet-stream")) }
+        let server = try await StaticLoopbackServer.start(files: Dictionary(uniqueKeysWithValues: gallery.map { item in
+            (item.path, StaticLoopbackServer.File(data: item.data, contentType: item.format.mimeType ?? "application/octet-stream"))
+        }))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let downloader = ImageDownloader()

@@ -54,7 +54,7 @@ public enum EXIFReader {
         return nil
     }
 
-    /// The TIFF part of the first APP1 `Exif` segment, found by walking markers up to SOS.
+    /// The TIFF part of the first APP1 `Exif` segment before the first scan.
     static func exifSegment(inJPEG bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         app1Segment(inJPEG: bytes, signature: Array("Exif\0\0".utf8))
     }
@@ -66,24 +66,7 @@ public enum EXIFReader {
 
     /// The body (after `signature`) of the first APP1 segment that starts with `signature`.
     private static func app1Segment(inJPEG bytes: UnsafeRawBufferPointer, signature: [UInt8]) -> UnsafeRawBufferPointer? {
-        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
-        var offset = 2
-        while offset + 4 <= bytes.count {
-            guard bytes[offset] == 0xFF else { return nil }
-            let marker = bytes[offset + 1]
-            if marker == 0xFF { offset += 1; continue } // fill byte
-            if marker == 0x01 || (0xD0...0xD8).contains(marker) { offset += 2; continue }
-            if marker == 0xDA || marker == 0xD9 { return nil }
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
-            let body = offset + 4
-            if marker == 0xE1, length >= 2 + signature.count,
-               Array(bytes[body..<body + signature.count]) == signature {
-                return UnsafeRawBufferPointer(rebasing: bytes[(body + signature.count)..<(offset + 2 + length)])
-            }
-            offset += 2 + length
-        }
-        return nil
+        JPEGMarkerWalker.payloads(of: JPEGMarkerWalker.Marker.app1, signature: signature, in: bytes).first
     }
 
     private static func orientation(tiff: UnsafeRawBufferPointer) -> ImageOrientation? {

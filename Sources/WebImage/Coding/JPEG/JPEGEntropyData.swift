@@ -42,9 +42,7 @@ struct JPEGEntropyData: Sendable {
                 written += runLength
                 read += runLength
                 guard read < source.count else { break }
-                var next = read + 1
-                while next < source.count, base[next] == 0xFF { next += 1 } // fill bytes
-                guard next < source.count else { break }
+                guard let next = JPEGMarkerWalker.markerCode(afterFillAt: read, in: source) else { break }
                 switch base[next] {
                 case 0x00:
                     target[written] = 0xFF

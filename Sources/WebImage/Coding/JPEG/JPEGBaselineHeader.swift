@@ -39,7 +39,7 @@ struct JPEGBaselineHeader {
     ] + [Int](repeating: 63, count: 16)
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        typealias Marker = JPEGMarkerWalker.Marker
         var quantTables = [[Int32]?](repeating: nil, count: 4)
         var dcTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
         var acTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
@@ -48,17 +48,18 @@ struct JPEGBaselineHeader {
         var sawJFIF = false
         var adobeTransform: Int?
         var restartInterval = 0
-        var offset = 2
-        while true {
-            // Markers may be preceded by any number of 0xFF fill bytes.
-            guard offset < bytes.count, bytes[offset] == 0xFF else { return nil }
-            while offset < bytes.count, bytes[offset] == 0xFF { offset += 1 }
-            guard offset + 2 < bytes.count else { return nil }
-            let marker = bytes[offset]
-            let length = Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
-            let start = offset + 3, end = offset + 1 + length
-            guard length >= 2, end <= bytes.count else { return nil }
-            let segment = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        for walked in JPEGMarkerWalker(bytes) {
+            let marker = walked.marker
+            // RST and TEM before the first scan carry nothing: libjpeg skips them. A second SOI
+            // or an EOI before any scan fails in libjpeg, and so here.
+            if marker == Marker.tem || Marker.restarts.contains(marker) { continue }
+            if marker == Marker.soi || marker == Marker.eoi { return nil }
+            // A segment must lie inside the data; one with a length below 2 is malformed for the
+            // segments read here (libjpeg fails on it) and skipped otherwise (as libjpeg skips it).
+            guard !walked.isTruncated else { return nil }
+            let readsPayload = [Marker.sof0, Marker.sof1, Marker.dht, Marker.dqt, Marker.dri, Marker.sos].contains(marker)
+            guard walked.isComplete || !readsPayload else { return nil }
+            let segment = UnsafeRawBufferPointer(rebasing: bytes[walked.payload])
             switch marker {
             case 0xC0, 0xC1:
                 guard frame.isEmpty, segment.count >= 6, segment[0] == 8 else { return nil }
@@ -141,14 +142,12 @@ struct JPEGBaselineHeader {
                 self.height = size.height
                 self.components = components
                 self.restartInterval = restartInterval
-                self.scanDataOffset = end
+                self.scanDataOffset = walked.payload.upperBound
                 return
-            case 0xD8, 0xD9, 0x01, 0xD0...0xD7:
-                return nil
             default:
                 break
             }
-            offset = end
         }
+        return nil
     }
 }

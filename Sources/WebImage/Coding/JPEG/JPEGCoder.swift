@@ -189,17 +189,7 @@ public struct JPEGCoder: ImageCoder {
 
     /// Whether an Adobe APP14 segment is present: Adobe writes CMYK inverted.
     private static func hasAdobeMarker(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 2
-        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
-            let marker = bytes[offset + 1]
-            if marker == 0xDA || marker == 0xD9 { return false }
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            if marker == 0xEE, length >= 7, offset + 9 <= bytes.count,
-               Array(bytes[(offset + 4)..<(offset + 9)]) == Array("Adobe".utf8) { return true }
-            guard length >= 2 else { return false }
-            offset += 2 + length
-        }
-        return false
+        !JPEGMarkerWalker.payloads(of: JPEGMarkerWalker.Marker.app14, signature: Array("Adobe".utf8), in: bytes).isEmpty
     }
 
     /// CMYK to RGB in place: through the file's CMYK profile with Little CMS (see

@@ -30,26 +30,8 @@ enum JPEGDataPlausibility {
         }
     }
 
-    /// The offset of the first SOS marker, found the way libjpeg walks markers (skipping stray
-    /// bytes and 0xFF fill between segments), or `nil`.
+    /// The offset of the first SOS marker (its first 0xFF, fill bytes included), or `nil`.
     static func firstScanOffset(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        var offset = 2
-        while offset < bytes.count {
-            guard bytes[offset] == 0xFF else { offset += 1; continue }
-            let start = offset
-            while offset < bytes.count, bytes[offset] == 0xFF { offset += 1 }
-            guard offset < bytes.count else { return nil }
-            let marker = bytes[offset]
-            offset += 1
-            switch marker {
-            case 0xDA: return start
-            case 0xD9: return nil
-            case 0x00, 0x01, 0xD0...0xD8: continue // not a segment: no length follows
-            default:
-                guard offset + 1 < bytes.count else { return nil }
-                offset += Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-            }
-        }
-        return nil
+        JPEGMarkerWalker(bytes).first { $0.marker == JPEGMarkerWalker.Marker.sos }?.start
     }
 }
