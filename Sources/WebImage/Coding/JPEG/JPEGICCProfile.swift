@@ -18,32 +18,20 @@ enum JPEGICCProfile {
 
     /// The profile in `bytes` (a whole JPEG), or `nil`.
     static func read(_ bytes: UnsafeRawBufferPointer) -> Data? {
-        var chunks: [Int: Range<Int>] = [:]
+        var chunks: [Int: UnsafeRawBufferPointer] = [:]
         var total = 0
-        var offset = 2
-        // Markers before the first scan; the profile is always among them.
-        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
-            let marker = bytes[offset + 1]
-            if marker == 0xFF { offset += 1; continue }
-            if marker == 0xDA || marker == 0xD9 { break }
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2, offset + 2 + length <= bytes.count else { break }
-            let payload = (offset + 4)..<(offset + 2 + length)
-            if marker == 0xE2, payload.count > 14,
-               bytes[payload.lowerBound..<(payload.lowerBound + 12)].elementsEqual(signature) {
-                let sequence = Int(bytes[payload.lowerBound + 12])
-                let count = Int(bytes[payload.lowerBound + 13])
-                guard sequence >= 1, sequence <= count, total == 0 || total == count, chunks[sequence] == nil else { return nil }
-                total = count
-                chunks[sequence] = (payload.lowerBound + 14)..<payload.upperBound
-            }
-            offset += 2 + length
+        // The profile is always among the segments before the first scan.
+        for chunk in JPEGMarkerWalker.payloads(of: JPEGMarkerWalker.Marker.app2, signature: signature, in: bytes) where chunk.count > 2 {
+            let sequence = Int(chunk[0]), count = Int(chunk[1])
+            guard sequence >= 1, sequence <= count, total == 0 || total == count, chunks[sequence] == nil else { return nil }
+            total = count
+            chunks[sequence] = UnsafeRawBufferPointer(rebasing: chunk[2...])
         }
         guard total > 0, chunks.count == total else { return nil }
         var profile = Data()
         for sequence in 1...total {
-            guard let range = chunks[sequence] else { return nil }
-            profile.append(contentsOf: bytes[range])
+            guard let chunk = chunks[sequence] else { return nil }
+            profile.append(contentsOf: chunk)
         }
         return profile
     }
