@@ -20,8 +20,11 @@ final class ICCTransformCache: Sendable {
         case transform(ICCTransform)
     }
 
+    /// The profile's bytes as an array: a copy the size of the profile, never a slice that keeps
+    /// a whole source file alive in the cache (and a plain heap pointer that LeakSanitizer sees,
+    /// where `Data`'s enum-packed storage pointer looked leaked to it).
     private struct Key: Hashable, Sendable {
-        var profile: Data
+        var profile: [UInt8]
         var input: ICCTransform.Input
     }
 
@@ -45,7 +48,7 @@ final class ICCTransformCache: Sendable {
     @inline(never)
     func transform(for profile: Data, input: ICCTransform.Input) -> ICCTransform? {
         guard !profile.isEmpty, profile.count <= Self.maximumProfileSize else { return nil }
-        let key = Key(profile: profile, input: input)
+        let key = Key(profile: [UInt8](profile), input: input)
         if let entry = entries.withLock({ $0.map[key] }) { return entry.transform }
         // Built outside the lock: two threads meeting a new profile at once both build one, and
         // the second to finish is dropped; no thread waits on another's lcms2 work.
