@@ -6,15 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 iterations="${1:-10}"
-scripts/install-deps.sh --bench
-python3 -c "import PIL" 2>/dev/null || pip install -q pillow
-swift build -c release --product webimage >&2
-webimage="$(swift build -c release --show-bin-path)/webimage"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-
-# The same photo-like 4000x3000 picture as compare-decode.sh, encoded by the libraries' own tools.
-python3 Benchmarks/scripts/make-photo.py "$work"
+source Benchmarks/scripts/decode-fixture.sh
+# The test picture, encoded by the libraries' own tools.
 avifenc --speed 8 --min 20 --max 30 --jobs 2 "$work/photo.png" "$work/photo.avif" >/dev/null
 heif-enc -q 80 -o "$work/photo.heic" "$work/photo.png" >/dev/null
 

@@ -9,14 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 iterations="${1:-20}"
-scripts/install-deps.sh --bench
-python3 -c "import PIL" 2>/dev/null || pip install -q pillow
-swift build -c release --product webimage >&2
-webimage="$(swift build -c release --show-bin-path)/webimage"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-
-python3 Benchmarks/scripts/make-photo.py "$work"
+source Benchmarks/scripts/decode-fixture.sh
 
 json() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 python3 -c "import os; s=os.path.getsize(\"$work/photo.jpg\"); print(\"test JPEG: 4000x3000, %.2f MB, %.2f bits per pixel\" % (s/1e6, s*8/12e6))"
