@@ -129,14 +129,14 @@ public final class DiskCache: Sendable {
 
     /// The stored bytes and metadata for `key`, from the cache directory or else the read-only ones.
     public func entry(forKey key: String) async -> (data: Data, metadata: ImageCacheMetadata)? {
-        await runBlocking(qos: .utility) { [self] in
+        await runBlockingIO { [self] in
             entrySynchronously(forKey: key)
         }
     }
 
     /// The stored bytes for `key`.
     public func data(forKey key: String) async -> Data? {
-        await runBlocking(qos: .utility) { [self] in
+        await runBlockingIO { [self] in
             entrySynchronously(forKey: key)?.data
         }
     }
@@ -176,7 +176,7 @@ public final class DiskCache: Sendable {
 
     /// Whether `key` has an unexpired entry (checked in the index; read-only directories by file).
     public func contains(key: String) async -> Bool {
-        await runBlocking(qos: .utility) { [self] in
+        await runBlockingIO { [self] in
             loadIndexIfNeeded()
             let name = fileName(forKey: key)
             let date = now()
@@ -190,7 +190,7 @@ public final class DiskCache: Sendable {
     /// Stores `data` with `metadata` under `key`, atomically, then trims if over the size limit.
     /// - Throws: ``WebImageError/fileSystem(_:)`` when the file cannot be written.
     public func store(_ data: Data, metadata: ImageCacheMetadata = ImageCacheMetadata(), forKey key: String) async throws {
-        try await runBlocking(qos: .utility) { [self] in
+        try await runBlockingIO { [self] in
             try storeSynchronously(data, metadata: metadata, forKey: key)
         }
     }
@@ -249,7 +249,7 @@ public final class DiskCache: Sendable {
 
     /// Removes the entry for `key`.
     public func remove(key: String) async {
-        await runBlocking(qos: .utility) { [self] in
+        await runBlockingIO { [self] in
             loadIndexIfNeeded()
             removeFiles([fileName(forKey: key)])
         }
@@ -258,7 +258,7 @@ public final class DiskCache: Sendable {
     /// Removes every entry (the read-only directories, files the cache did not make and the
     /// temporary files of writes in progress are untouched).
     public func removeAll() async {
-        await runBlocking(qos: .utility) { [self] in
+        await runBlockingIO { [self] in
             index.withLock { index in
                 index.entries = [:]
                 index.totalSize = 0
@@ -281,7 +281,7 @@ public final class DiskCache: Sendable {
     /// (measured) is over the size limit, trims it. Returns how many entries were removed.
     @discardableResult
     public func removeExpired() async -> Int {
-        await runBlocking(qos: .utility) { [self] in
+        await runBlockingIO { [self] in
             loadIndexIfNeeded()
             let date = now()
             let expired: [String] = index.withLock { index in
@@ -297,7 +297,7 @@ public final class DiskCache: Sendable {
     /// measured size is at most `size` bytes. Returns how many were removed.
     @discardableResult
     public func trim(toSize size: Int) async -> Int {
-        await runBlocking(qos: .utility) { [self] in
+        await runBlockingIO { [self] in
             loadIndexIfNeeded()
             return trimMeasured(downTo: max(0, size), above: max(0, size))
         }
@@ -308,7 +308,7 @@ public final class DiskCache: Sendable {
     /// Bytes of all entries on disk (files, including metadata).
     public var totalSize: Int {
         get async {
-            await runBlocking(qos: .utility) { [self] in
+            await runBlockingIO { [self] in
                 loadIndexIfNeeded()
                 return index.withLock { $0.totalSize }
             }
@@ -318,7 +318,7 @@ public final class DiskCache: Sendable {
     /// The number of entries.
     public var count: Int {
         get async {
-            await runBlocking(qos: .utility) { [self] in
+            await runBlockingIO { [self] in
                 loadIndexIfNeeded()
                 return index.withLock { $0.entries.count }
             }

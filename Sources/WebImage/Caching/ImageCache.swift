@@ -7,8 +7,13 @@ import Foundation
 /// The two-level image cache the manager uses: decoded images in a ``MemoryCache``, encoded
 /// bytes in a ``DiskCache``.
 ///
-/// A disk hit is decoded off the caller's task and promoted to memory. Concurrent queries of the
-/// same key with the same decode options share one disk read and one decode.
+/// A disk hit is decoded off the caller's task, within the process's CPU budget
+/// (``WorkQueue/cpu``), and promoted to memory; the manager asks for the bytes instead
+/// (``ImageCacheQueryOptions/undecoded``) and decodes them in its own decode stage. Concurrent
+/// queries of the same key share one disk read, and with the same decode options one decode
+/// (``SharedWork``: at the highest priority among them, stopped when the last one is cancelled).
+/// Disk reads and writes take a slot of the process's blocking-I/O budget
+/// (``WorkQueue/blockingIO``), encodes one of the CPU budget.
 public final class ImageCache: ImageCaching {
     /// The cache loads use unless told otherwise (namespace `default`).
     public static let shared = ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(
@@ -27,11 +32,8 @@ public final class ImageCache: ImageCaching {
     /// when the group has no limit (or none was given). See ``MemoryPressureMonitor``.
     public let memoryPressureMonitor: MemoryPressureMonitor?
 
-    /// Disk reads and decodes, at most one per core at a time.
-    private let decoding = WorkQueue(width: ProcessInfo.processInfo.activeProcessorCount)
-
-    /// In-flight disk reads and decodes, by key and decode options; guards only the table.
-    private let inFlight = Locked<[String: Task<ImageCacheResult, Never>]>([:])
+    /// Disk reads (by key) and decodes (by key, decode options and memory store) in flight.
+    private let inFlight = SharedWorkPool<String>()
 
     /// Creates a cache from its parts.
     /// - Parameter memoryPressure: the control group whose memory pressure empties the memory
@@ -68,7 +70,8 @@ public final class ImageCache: ImageCaching {
         if let image = memoryCache.value(forKey: key) {
             var result = ImageCacheResult(image: image, cacheType: .memory)
             if options.contains(.queryMemoryData), !options.contains(.memoryOnly) {
-                let entry = options.contains(.synchronousDisk) ? diskCache.entrySynchronously(forKey: key) : await diskCache.entry(forKey: key)
+                let entry = options.contains(.synchronousDisk) ? diskCache.entrySynchronously(forKey: key).map(DiskEntry.init)
+                                                               : await read(key, priority: LoadPriority(Task.currentPriority))
                 result.data = entry?.data
                 result.metadata = entry?.metadata
             }
@@ -76,29 +79,73 @@ public final class ImageCache: ImageCaching {
         }
         guard !options.contains(.memoryOnly) else { return .miss }
         if options.contains(.synchronousDisk) {
-            return decodeFromDisk(key: key, options: options, decodeOptions: decodeOptions)
+            guard let entry = diskCache.entrySynchronously(forKey: key).map(DiskEntry.init) else { return .miss }
+            return options.contains(.undecoded) ? entry.undecodedHit : decode(entry, key: key, options: options, decodeOptions: decodeOptions)
         }
-        let flightKey = "\(key)\u{1F}\(decodeOptions.hashValue)\u{1F}\(options.contains(.skipMemoryStore))"
-        let task: Task<ImageCacheResult, Never> = inFlight.withLock { table in
-            if let running = table[flightKey] { return running }
-            let task = Task.detached(priority: Task.currentPriority) { [self] in
-                // The read and the decode block: they run off the cooperative threads, one per core.
-                (try? await decoding.perform(ticket: decoding.makeTicket(), priority: .normal) { [self] in
-                    decodeFromDisk(key: key, options: options, decodeOptions: decodeOptions)
-                }) ?? .miss
+        let priority = LoadPriority(Task.currentPriority)
+        if options.contains(.undecoded) {
+            return await read(key, priority: priority)?.undecodedHit ?? .miss
+        }
+        let flightKey = "decode\u{1F}\(key)\u{1F}\(decodeOptions.stageKey)\u{1F}\(options.contains(.skipMemoryStore))"
+        let subscription: SharedWorkSubscription<ImageCacheResult> = inFlight.subscribe(key: flightKey, priority: priority) { [self] work in
+            // The read is joined now, so a query that joined this decode shares its read too.
+            let read = readSubscription(key, priority: priority)
+            let ticket = WorkQueue.cpu.makeTicket()
+            work.onPriorityChange { priority in
+                read.setPriority(priority)
+                WorkQueue.cpu.setPriority(priority, ticket: ticket)
             }
-            table[flightKey] = task
-            return task
+            return { [self] work in
+                guard let entry = try await read.value() else { return .miss }
+                return try await WorkQueue.cpu.perform(ticket: ticket, priority: work.priority) { [self] in
+                    decode(entry, key: key, options: options, decodeOptions: decodeOptions)
+                }
+            }
         }
-        let result = await task.value
-        inFlight.withLock { table in
-            if table[flightKey] == task { table[flightKey] = nil }
+        return await withTaskCancellationHandler {
+            (try? await subscription.value()) ?? .miss
+        } onCancel: {
+            subscription.cancel()
         }
-        return result
     }
 
-    private func decodeFromDisk(key: String, options: ImageCacheQueryOptions, decodeOptions: DecodeOptions) -> ImageCacheResult {
-        guard let entry = diskCache.entrySynchronously(forKey: key) else { return .miss }
+    /// One disk entry, as read.
+    private struct DiskEntry: Sendable {
+        let data: Data
+        let metadata: ImageCacheMetadata
+
+        init(_ entry: (data: Data, metadata: ImageCacheMetadata)) {
+            data = entry.data
+            metadata = entry.metadata
+        }
+
+        var undecodedHit: ImageCacheResult { ImageCacheResult(image: nil, data: data, cacheType: .disk, metadata: metadata) }
+    }
+
+    /// Reads `key`'s entry in the blocking-I/O budget; concurrent reads of one key share one.
+    private func read(_ key: String, priority: LoadPriority) async -> DiskEntry? {
+        let subscription = readSubscription(key, priority: priority)
+        return await withTaskCancellationHandler {
+            try? await subscription.value()
+        } onCancel: {
+            subscription.cancel()
+        }
+    }
+
+    private func readSubscription(_ key: String, priority: LoadPriority) -> SharedWorkSubscription<DiskEntry?> {
+        inFlight.subscribe(key: "read\u{1F}" + key, priority: priority) { [diskCache] read in
+            let ticket = WorkQueue.blockingIO.makeTicket()
+            read.onPriorityChange { WorkQueue.blockingIO.setPriority($0, ticket: ticket) }
+            return { read in
+                try await WorkQueue.blockingIO.perform(ticket: ticket, priority: read.priority) {
+                    diskCache.entrySynchronously(forKey: key).map(DiskEntry.init)
+                }
+            }
+        }
+    }
+
+    /// Decodes a disk entry and promotes the image to memory; bytes that no longer decode are dropped.
+    private func decode(_ entry: DiskEntry, key: String, options: ImageCacheQueryOptions, decodeOptions: DecodeOptions) -> ImageCacheResult {
         guard let image = try? coders.decode(entry.data, options: decodeOptions) else {
             // Bytes that no longer decode are worth nothing: drop them.
             Task { await diskCache.remove(key: key) }
@@ -112,7 +159,18 @@ public final class ImageCache: ImageCaching {
                       to target: ImageCacheStoreTarget = .memoryAndDisk) async {
         if let image, target != .disk { memoryCache.setValue(image, forKey: key, cost: image.cost) }
         guard target != .memory else { return }
-        let bytes = image.flatMap { serializer.data(for: $0, original: data, coders: coders) } ?? data
+        var bytes = data
+        if let image {
+            let serializer = serializer, coders = coders
+            if let data, !data.isEmpty {
+                bytes = serializer.data(for: image, original: data, coders: coders)
+            } else {
+                // No original bytes: the serializer encodes, which is CPU work like a decode.
+                bytes = try? await WorkQueue.cpu.performIgnoringCancellation(priority: LoadPriority(Task.currentPriority)) {
+                    serializer.data(for: image, original: data, coders: coders)
+                }
+            }
+        }
         guard let bytes, !bytes.isEmpty else { return }
         try? await diskCache.store(bytes, metadata: metadata ?? ImageCacheMetadata(), forKey: key)
     }

@@ -53,6 +53,10 @@ public struct ImageCacheQueryOptions: OptionSet, Sendable, Hashable {
     public static let synchronousDisk = ImageCacheQueryOptions(rawValue: 1 << 2)
     /// Do not put an image decoded from disk into memory.
     public static let skipMemoryStore = ImageCacheQueryOptions(rawValue: 1 << 3)
+    /// Return a disk hit's bytes without decoding them (the result's image is `nil`): the
+    /// caller decodes them. The manager does, in its decode stage, at the load's priority,
+    /// shared with the other loads of the same bytes. A memory hit still returns the image.
+    public static let undecoded = ImageCacheQueryOptions(rawValue: 1 << 4)
 }
 
 /// The answer to a cache query.
@@ -86,7 +90,8 @@ public enum ImageCacheStoreTarget: Sendable, Hashable {
 /// A two-level image cache: the cache stage of the pipeline.
 public protocol ImageCaching: Sendable {
     /// Looks `key` up in memory, then (unless memory-only) on disk; a disk hit is decoded with
-    /// `decodeOptions` off the caller's task and, unless told otherwise, put in memory.
+    /// `decodeOptions` off the caller's task and, unless told otherwise, put in memory (with
+    /// ``ImageCacheQueryOptions/undecoded``, its bytes are returned instead).
     func query(key: String, options: ImageCacheQueryOptions, decodeOptions: DecodeOptions) async -> ImageCacheResult
     /// Stores an image and/or its encoded bytes. With no `data`, the disk copy is encoded from `image`.
     func store(_ image: DecodedImage?, data: Data?, metadata: ImageCacheMetadata?, key: String,
@@ -108,6 +113,6 @@ extension ImageCaching {
     /// the disk, so the bytes are asked for (``ImageCache`` answers from its disk index instead).
     public func containsOnDisk(key: String) async -> Bool {
         if case .disk = await contains(key: key) { return true }
-        return await query(key: key, options: [.queryMemoryData], decodeOptions: DecodeOptions()).data != nil
+        return await query(key: key, options: [.queryMemoryData, .undecoded], decodeOptions: DecodeOptions()).data != nil
     }
 }

@@ -8,6 +8,13 @@ import Synchronization
 
 /// The coordination state of an ``ImageDownloader``: coalescing, the queue, slots, callers.
 ///
+/// Each download's callers follow the rules of all shared work (``SharedWorkWaiters``, as the
+/// pipeline's stages and the cache's reads do through ``SharedWork``): the download is queued at
+/// the highest priority among its callers, a late joiner is first replayed the last response
+/// and progress, and the download is cancelled when its last caller leaves. The waiters live
+/// under the same lock as the queue, so joining a download costs one lock, and events go from
+/// the connection's event loop straight to the callers, with no task or stream in between.
+///
 /// Everything lives in one lock-protected ``State``. Rules that keep it deadlock-free:
 /// events are yielded to callers' streams under the lock (so a caller joining late never sees
 /// them out of order), but streams are *finished*, tasks started or cancelled and user closures
@@ -17,7 +24,6 @@ import Synchronization
 final class DownloadCoordinator: Sendable {
     struct Caller {
         var sink: DownloadCallerSink
-        var priority: LoadPriority
         var responseModifier: DownloadResponseModifier?
         /// Whether `.response` and `.progress` events go to this caller.
         var reportsProgress: Bool
@@ -48,15 +54,13 @@ final class DownloadCoordinator: Sendable {
         let request: ImageLoadRequest
         let usesSlot: Bool
         var phase: Phase = .queued
-        var callers: [Int: Caller] = [:]
+        /// The callers, by caller id; replay slot 0 keeps the last response, slot 1 the last progress.
+        var waiters: SharedWorkWaiters<Caller, ImageLoadEvent>
         /// How to stop the download once it runs (see ``DownloadTaskSlot``).
         let task = DownloadTaskSlot()
         /// Whether any caller has asked for progress.
         let progressWanted = ProgressGate()
-        var lastResponse: ImageLoadResponse?
-        var lastProgress: (received: Int64, expected: Int64?)?
         var startedAt: ContinuousClock.Instant?
-
     }
 
     struct State {
@@ -156,31 +160,26 @@ final class DownloadCoordinator: Sendable {
         }
 
         let key = DownloadKey(request)
-        let caller = Caller(sink: sink, priority: request.priority,
-                            responseModifier: options.responseModifier, reportsProgress: reportsProgress)
+        let caller = Caller(sink: sink, responseModifier: options.responseModifier, reportsProgress: reportsProgress)
         var effects: Effects = []
         let joined = state.withLock { state -> Bool in
-            if let id = state.byKey[key], let download = state.downloads[id] {
-                if caller.reportsProgress { download.progressWanted.open() }
-                state.downloads[id]?.callers[callerID] = caller
+            if let id = state.byKey[key], let progressWanted = state.downloads[id]?.progressWanted {
+                if caller.reportsProgress { progressWanted.open() }
+                guard let join = state.downloads[id]?.waiters.join(callerID, priority: request.priority, sink: caller) else { return true }
                 state.downloadOfCaller[callerID] = id
-                refreshPriority(of: id, in: &state)
+                if let raised = join.raised { requeue(id, at: raised, in: &state) }
                 // A late joiner first gets what the others already saw, then every later event.
                 // (Not a handler caller: its closure would run under the lock, and racing the
                 // download's next event could make its progress go back.)
                 guard case .stream = sink, caller.reportsProgress else { return true }
-                if let response = state.downloads[id]?.lastResponse {
-                    sink.yield(.response(response))
-                }
-                if let progress = state.downloads[id]?.lastProgress {
-                    sink.yield(.progress(received: progress.received, expected: progress.expected))
-                }
+                for event in join.replay { sink.yield(event) }
                 return true
             }
             let id = state.nextDownloadID
             state.nextDownloadID += 1
-            var download = Download(id: id, key: key, request: request, usesSlot: usesSlot)
-            download.callers[callerID] = caller
+            var download = Download(id: id, key: key, request: request, usesSlot: usesSlot,
+                                    waiters: SharedWorkWaiters(priority: request.priority, replaySlots: 2))
+            _ = download.waiters.join(callerID, priority: request.priority, sink: caller)
             if caller.reportsProgress { download.progressWanted.open() }
             state.downloads[id] = download
             state.byKey[key] = id
@@ -215,14 +214,16 @@ final class DownloadCoordinator: Sendable {
         var effects: Effects = []
         let caller = state.withLock { state -> Caller? in
             guard let id = state.downloadOfCaller.removeValue(forKey: callerID),
-                  let caller = state.downloads[id]?.callers.removeValue(forKey: callerID) else { return nil }
-            if state.downloads[id]?.callers.isEmpty == true {
+                  let departure = state.downloads[id]?.waiters.leave(callerID) else { return nil }
+            switch departure {
+            case .last(let caller):
                 removeDownload(id, in: &state, effects: &effects, cancelled: true)
                 pump(&state, effects: &effects)
-            } else {
-                refreshPriority(of: id, in: &state)
+                return caller
+            case .left(let caller, let lowered):
+                if let lowered { requeue(id, at: lowered, in: &state) }
+                return caller
             }
-            return caller
         }
         caller?.sink.finish(error)
         for effect in effects { effect() }
@@ -230,16 +231,16 @@ final class DownloadCoordinator: Sendable {
 
     func setPriority(_ priority: LoadPriority, callerID: Int) {
         state.withLock { state in
-            guard let id = state.downloadOfCaller[callerID] else { return }
-            state.downloads[id]?.callers[callerID]?.priority = priority
-            refreshPriority(of: id, in: &state)
+            guard let id = state.downloadOfCaller[callerID],
+                  let changed = state.downloads[id]?.waiters.setPriority(priority, of: callerID) else { return }
+            requeue(id, at: changed, in: &state)
         }
     }
 
-    /// Makes a queued download's priority the highest of its callers'. Call with the lock held.
-    private func refreshPriority(of id: Int, in state: inout State) {
-        guard let callers = state.downloads[id]?.callers, state.queue.contains(id) else { return }
-        state.queue.setPriority(callers.values.map(\.priority).max() ?? .normal, of: id)
+    /// Moves a queued download to its callers' new highest priority (a running one has left
+    /// the queue). Call with the lock held.
+    private func requeue(_ id: Int, at priority: LoadPriority, in state: inout State) {
+        if state.queue.contains(id) { state.queue.setPriority(priority, of: id) }
     }
 
     // MARK: Queue
@@ -264,7 +265,7 @@ final class DownloadCoordinator: Sendable {
     func cancelAll() {
         var effects: Effects = []
         let callers = state.withLock { state -> [Caller] in
-            let callers = state.downloads.values.flatMap { $0.callers.values }
+            let callers = state.downloads.values.flatMap { $0.waiters.waiters.values.map(\.sink) }
             for id in Array(state.downloads.keys) {
                 removeDownload(id, in: &state, effects: &effects, cancelled: true)
             }
@@ -301,7 +302,7 @@ final class DownloadCoordinator: Sendable {
         guard let download = state.downloads.removeValue(forKey: id) else { return }
         if state.byKey[download.key] == id { state.byKey[download.key] = nil }
         if download.phase == .queued { state.queue.remove(id) }
-        for callerID in download.callers.keys { state.downloadOfCaller[callerID] = nil }
+        for callerID in download.waiters.waiters.keys { state.downloadOfCaller[callerID] = nil }
         if download.phase == .running && download.usesSlot { state.runningSlots -= 1 }
         if cancelled {
             let slot = download.task
@@ -361,7 +362,7 @@ final class DownloadCoordinator: Sendable {
             try accept(response, id)
         case .progress(let received, let expected):
             guard progress.isOpen else { return }
-            deliver(event, to: id) { $0.lastProgress = (received, expected) }
+            deliver(event, to: id) { $0.waiters.remember(event, slot: 1) }
         case .partialData:
             deliver(event, to: id) { _ in }
         case .completed(let data, _):
@@ -380,9 +381,9 @@ final class DownloadCoordinator: Sendable {
         // downloads have none: then one locked step records and delivers it.
         let modifiers = state.withLock { state -> [(Int, DownloadResponseModifier)] in
             guard var download = state.downloads.removeValue(forKey: id) else { return [] }
-            let modifiers = download.callers.compactMap { entry in entry.value.responseModifier.map { (entry.key, $0) } }
+            let modifiers = download.waiters.waiters.compactMap { entry in entry.value.sink.responseModifier.map { (entry.key, $0) } }
             // Handlers take no `.response` event: nothing is left to call after the lock.
-            if modifiers.isEmpty { _ = Self.deliver(.response(response), in: &download) { $0.lastResponse = response } }
+            if modifiers.isEmpty { _ = Self.deliver(.response(response), in: &download) { $0.waiters.remember(.response(response), slot: 0) } }
             state.downloads[id] = download
             return modifiers
         }
@@ -390,7 +391,7 @@ final class DownloadCoordinator: Sendable {
             for (callerID, modifier) in modifiers where !modifier(response) {
                 detach(callerID: callerID, error: .rejected("response modifier rejected \(response.url.absoluteString)"))
             }
-            deliver(.response(response), to: id) { $0.lastResponse = response }
+            deliver(.response(response), to: id) { $0.waiters.remember(.response(response), slot: 0) }
         }
         emit(.responseReceived(response.url, statusCode: response.statusCode))
     }
@@ -413,7 +414,7 @@ final class DownloadCoordinator: Sendable {
                                 update: (inout Download) -> Void) -> [DownloadCallerSink] {
         update(&download)
         var handlers: [DownloadCallerSink] = []
-        for caller in download.callers.values where caller.wants(event) {
+        for caller in download.waiters.waiters.values.lazy.map(\.sink) where caller.wants(event) {
             if case .stream = caller.sink { caller.sink.yield(event) } else { handlers.append(caller.sink) }
         }
         return handlers
@@ -430,7 +431,7 @@ final class DownloadCoordinator: Sendable {
         // The next queued download starts before this one's callers hear of it.
         for effect in effects { effect() }
         guard let download = finished else { return }
-        for caller in download.callers.values {
+        for caller in download.waiters.waiters.values.lazy.map(\.sink) {
             switch result {
             case .success(let event):
                 caller.sink.yield(event)

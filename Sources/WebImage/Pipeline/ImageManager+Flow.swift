@@ -12,7 +12,7 @@ extension ImageManager {
         var cached: ImageResult?
         var validators: CacheValidators?
         if !plan.options.contains(.fromLoaderOnly) {
-            (cached, validators) = try await queryCache(plan)
+            (cached, validators) = try await queryCache(plan, task: task)
         }
         try checkCancelled(task)
         if let cached {
@@ -29,20 +29,8 @@ extension ImageManager {
         }
         guard plan.loader.canLoad(plan.url) else { throw WebImageError.invalidURL(plan.url.absoluteString) }
 
-        let subscription = stages.image(for: plan, validators: cached == nil ? nil : validators, priority: task.priority)
-        task.setPrioritySink { subscription.setPriority($0) }
-        let output = try await withTaskCancellationHandler {
-            try await subscription.value { event in
-                switch event {
-                case .progress(let received, let expected): task.emit(.progress(received: received, expected: expected))
-                case .partialImage(let image): task.emit(.partialImage(image))
-                case .partialData, .value: break
-                }
-            }
-        } onCancel: {
-            subscription.cancel()
-        }
-        task.setPrioritySink(nil)
+        let subscription = stages.image(for: plan, source: .network(validators: cached == nil ? nil : validators), priority: task.priority)
+        let output = try await value(of: subscription, for: task)
         try checkCancelled(task)
 
         switch output {
@@ -60,6 +48,27 @@ extension ImageManager {
                 storeInBackground { [self] in await store(image, data: data, response: response, plan: plan) }
             }
             return result
+        case .cachedImage(let image):
+            // A network source yields `.image`; this is what a cache source would deliver.
+            return ImageResult(image: image, data: nil, cacheType: .none, url: plan.url, cacheKey: plan.finalKey)
+        }
+    }
+
+    /// Waits for a stage's output on behalf of `task`: its progress and partial images go to the
+    /// task, its priority follows the task's, and cancelling the task leaves the stage.
+    private func value(of subscription: SharedWorkSubscription<ImageOutput>, for task: ImageTask) async throws -> ImageOutput {
+        task.setPrioritySink { subscription.setPriority($0) }
+        defer { task.setPrioritySink(nil) }
+        return try await withTaskCancellationHandler {
+            try await subscription.value { event in
+                switch event {
+                case .progress(let received, let expected): task.emit(.progress(received: received, expected: expected))
+                case .partialImage(let image): task.emit(.partialImage(image))
+                case .partialData, .value: break
+                }
+            }
+        } onCancel: {
+            subscription.cancel()
         }
     }
 
@@ -67,40 +76,63 @@ extension ImageManager {
         if task.isCancelled || Task.isCancelled { throw WebImageError.cancelled }
     }
 
-    /// The cached image for `plan` and the validators of its stored bytes. When only the original
-    /// bytes are cached (a new thumbnail size or transform of a known image), the image is made
-    /// from them, stored under its own key, and the original is not downloaded again.
-    private func queryCache(_ plan: LoadPlan) async throws -> (ImageResult?, CacheValidators?) {
+    /// The cached image for `plan` and the validators of its stored bytes. The cache answers with
+    /// a memory image or bytes; bytes are decoded in the decode stage, at the load's priority,
+    /// shared with other loads of them. When only the original is cached (a new thumbnail size
+    /// or transform of a known image), the image is made from it through the decode and
+    /// transform stages, stored under its own key, and the original is not downloaded again.
+    private func queryCache(_ plan: LoadPlan, task: ImageTask) async throws -> (ImageResult?, CacheValidators?) {
         guard let cache = plan.cache, let finalKey = plan.finalKey, let sourceKey = plan.sourceKey else { return (nil, nil) }
-        var queryOptions: ImageCacheQueryOptions = []
+        var queryOptions: ImageCacheQueryOptions = [.undecoded]
         if plan.options.contains(.queryMemoryDataToo) || plan.options.contains(.refreshCached) { queryOptions.insert(.queryMemoryData) }
         let hit = await cache.query(key: finalKey, options: queryOptions, decodeOptions: plan.decodeOptions)
         if let image = hit.image {
             return (ImageResult(image: image, data: hit.data, cacheType: hit.cacheType, url: plan.url, cacheKey: finalKey),
                     hit.metadata?.validators)
         }
+        if let data = hit.data, let image = try await makeImage(plan, cache: cache, key: finalKey, from: .bytes(data), levels: 0, task: task) {
+            await cache.store(image, data: nil, metadata: nil, key: finalKey, to: .memory)
+            return (ImageResult(image: image, data: data, cacheType: .disk, url: plan.url, cacheKey: finalKey), hit.metadata?.validators)
+        }
         guard !plan.deliversOriginal else { return (nil, nil) }
         // The decoded original must not land in memory under the source key: it may be a thumbnail.
-        let original = await cache.query(key: sourceKey, options: [.skipMemoryStore], decodeOptions: plan.decodeOptions)
-        guard let originalImage = original.image else { return (nil, nil) }
+        let original = await cache.query(key: sourceKey, options: [.skipMemoryStore, .undecoded], decodeOptions: plan.decodeOptions)
+        let content: CachedContent
+        if let image = original.image {
+            content = .image(image)
+        } else if let data = original.data {
+            content = .bytes(data)
+        } else {
+            return (nil, nil)
+        }
         try Task.checkCancellation()
-        let decodeOptions = plan.decodeOptions, transformers = plan.transformers, options = plan.options
-        let ticket = stages.processing.makeTicket()
-        let image = try await stages.processing.perform(ticket: ticket, priority: plan.priority) {
-            var image = originalImage
-            // A memory hit is the full-size original; make it what a decode with these options makes.
-            if decodeOptions.firstFrameOnly, image.isAnimated { image = image.firstFrameOnly }
-            if let side = decodeOptions.maxPixelSize, max(image.width, image.height) > side {
-                image = try ResizeTransformer(width: side, height: side, mode: .fit).transform(image)
-            }
-            for transformer in transformers { image = try PipelineStages.apply(transformer, to: image, options: options) }
-            return image
+        guard let image = try await makeImage(plan, cache: cache, key: sourceKey, from: content, levels: plan.transformers.count, task: task) else {
+            return (nil, nil)
         }
         let metadata = original.metadata
-        let target: ImageCacheStoreTarget = transformers.isEmpty || plan.options.contains(.cacheMemoryOnly) ? .memory : .memoryAndDisk
+        let target: ImageCacheStoreTarget = plan.transformers.isEmpty || plan.options.contains(.cacheMemoryOnly) ? .memory : .memoryAndDisk
         await cache.store(image, data: nil, metadata: metadata, key: finalKey, to: target)
         return (ImageResult(image: image, data: original.data, cacheType: original.cacheType, url: plan.url, cacheKey: finalKey),
                 metadata?.validators)
+    }
+
+    /// What `plan`'s stages make, `levels` transforms deep, from what `cache` held under `key`;
+    /// `nil` when its bytes no longer decode (the entry is dropped: a miss).
+    private func makeImage(_ plan: LoadPlan, cache: any ImageCaching, key: String, from content: CachedContent,
+                           levels: Int, task: ImageTask) async throws -> DecodedImage? {
+        let kind: String
+        switch content {
+        case .bytes: kind = "bytes"
+        case .image: kind = "memory"
+        }
+        let id = "\(PipelineStages.identity(of: cache))|\(kind)|\(key)"
+        let subscription = stages.image(for: plan, source: .cached(id: id, content), levels: levels, priority: task.priority)
+        do {
+            return try await value(of: subscription, for: task).image
+        } catch is UndecodableCachedBytes {
+            await cache.remove(key: key, fromDisk: true)
+            return nil
+        }
     }
 
     /// Stores a loaded image: the original bytes under the source key (unless memory-only), the

@@ -10,15 +10,60 @@ enum FetchOutput: Sendable {
     case notModified(ImageLoadResponse)
 }
 
-/// What the decode and transform stages produce: the image with the bytes it came from.
+/// What the decode and transform stages produce.
 enum ImageOutput: Sendable {
+    /// An image decoded from fetched bytes (and transformed), with those bytes and their response.
     case image(DecodedImage, Data, ImageLoadResponse)
+    /// An image made from what a cache held (and transformed).
+    case cachedImage(DecodedImage)
+    /// The server confirmed the stored copy.
     case notModified(ImageLoadResponse)
+
+    var image: DecodedImage? {
+        switch self {
+        case .image(let image, _, _), .cachedImage(let image): image
+        case .notModified: nil
+        }
+    }
+
+    /// The same output with `image` in place of its image.
+    func replacingImage(with image: DecodedImage) -> ImageOutput {
+        switch self {
+        case .image(_, let data, let response): .image(image, data, response)
+        case .cachedImage: .cachedImage(image)
+        case .notModified: self
+        }
+    }
 }
 
-/// The loader side of the pipeline as a graph of shared stages: fetch (per URL and request
-/// shape) → decode (per fetch and decode options) → one stage per transform prefix. Two loads
-/// whose keys match share a stage; `[resize]` and `[resize, roundCorners]` share the resize.
+/// Where the decode stage's input comes from.
+enum StageSource: Sendable {
+    /// The loader (the fetch stage), with these validators on the request.
+    case network(validators: CacheValidators?)
+    /// What a cache held for a key: its bytes, decoded here, or its memory image, made what a
+    /// decode with the load's options makes. `id` names the cache and key in the stage keys.
+    case cached(id: String, CachedContent)
+}
+
+/// A cache's answer the decode stage starts from.
+enum CachedContent: Sendable {
+    case bytes(Data)
+    case image(DecodedImage)
+}
+
+/// The decode stage's error for cached bytes that no longer decode: the caller drops the entry
+/// and treats the query as a miss.
+struct UndecodableCachedBytes: Error {}
+
+/// The loader side of the pipeline as a graph of shared stages: a source (fetch per URL and
+/// request shape, or what a cache held) → decode (per source and decode options) → one stage per
+/// transform prefix. Two loads whose keys match share a stage; `[resize]` and
+/// `[resize, roundCorners]` share the resize. A stage joins the stage it depends on when it is
+/// made, so a load that subscribed shares every stage of its chain that is running then.
+///
+/// Every decode (from the network or a cache's bytes) and every transform runs in
+/// ``processing``, the manager's own limit within the process's CPU budget (``WorkQueue/cpu``),
+/// at the highest priority among the loads waiting for it.
 final class PipelineStages: Sendable {
     let pool = SharedWorkPool<String>()
     let processing: WorkQueue
@@ -28,10 +73,16 @@ final class PipelineStages: Sendable {
         processing = WorkQueue(width: processingConcurrency, within: .cpu)
     }
 
-    /// Subscribes to the last stage of `plan`'s chain (starting or joining every stage before it).
-    func image(for plan: LoadPlan, validators: CacheValidators?, priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
-        let fetchKey = Self.fetchKey(plan, validators: validators)
-        return imageStage(plan, validators: validators, fetchKey: fetchKey, level: plan.transformers.count, priority: priority)
+    /// Subscribes to the stage `levels` transforms deep (by default the last one) of `plan`'s
+    /// chain from `source`, starting or joining every stage before it.
+    func image(for plan: LoadPlan, source: StageSource, levels: Int? = nil, priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
+        let sourceKey: String
+        switch source {
+        case .network(let validators): sourceKey = Self.fetchKey(plan, validators: validators)
+        case .cached(let id, _): sourceKey = "cache|" + id
+        }
+        let level = min(max(0, levels ?? plan.transformers.count), plan.transformers.count)
+        return imageStage(plan, source: source, sourceKey: sourceKey, level: level, priority: priority)
     }
 
     /// Applies one transformer as SDWebImage does: animated images only with
@@ -41,68 +92,102 @@ final class PipelineStages: Sendable {
         return try transformer.transform(image)
     }
 
+    /// Makes a memory image (the full-size original) what a decode with `options` makes.
+    static func adapt(_ original: DecodedImage, to options: DecodeOptions) throws -> DecodedImage {
+        var image = original
+        if options.firstFrameOnly, image.isAnimated { image = image.firstFrameOnly }
+        if let side = options.maxPixelSize, max(image.width, image.height) > side {
+            image = try ResizeTransformer(width: side, height: side, mode: .fit).transform(image)
+        }
+        return image
+    }
+
+    /// Whether ``adapt(_:to:)`` would change `image`.
+    static func needsAdapting(_ image: DecodedImage, to options: DecodeOptions) -> Bool {
+        (options.firstFrameOnly && image.isAnimated) || options.maxPixelSize.map { max(image.width, image.height) > $0 } ?? false
+    }
+
     // MARK: Stages
 
-    private func imageStage(_ plan: LoadPlan, validators: CacheValidators?, fetchKey: String, level: Int,
+    private func imageStage(_ plan: LoadPlan, source: StageSource, sourceKey: String, level: Int,
                             priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
-        let decodeKey = "decode|\(UInt(bitPattern: ObjectIdentifier(plan.coders)))|\(plan.decodeOptions.stageKey)|\(fetchKey)"
+        let decodeKey = "decode|\(UInt(bitPattern: ObjectIdentifier(plan.coders)))|\(plan.decodeOptions.stageKey)|\(sourceKey)"
         let key = level == 0 ? decodeKey : plan.transformers.prefix(level).map(\.identifier).joined(separator: "|") + "|" + decodeKey
-        return pool.subscribe(key: key, priority: priority) { [self] stage in
-            if level == 0 {
-                return try await decode(plan, validators: validators, fetchKey: fetchKey, stage: stage)
-            }
-            let upstream = imageStage(plan, validators: validators, fetchKey: fetchKey, level: level - 1, priority: stage.priority)
+        return pool.subscribe(key: key, priority: priority) { [self] (stage: SharedWork<ImageOutput>) in
+            if level == 0 { return decodeStage(plan, source: source, sourceKey: sourceKey, stage: stage) }
+            let upstream = imageStage(plan, source: source, sourceKey: sourceKey, level: level - 1, priority: stage.priority)
             let ticket = processing.makeTicket()
             stage.onPriorityChange { [processing] priority in
                 upstream.setPriority(priority)
                 processing.setPriority(priority, ticket: ticket)
             }
-            let input = try await upstream.value(forwarding: stage.send)
-            guard case .image(let image, let data, let response) = input else { return input }
-            let transformer = plan.transformers[level - 1]
-            let options = plan.options
-            let output = try await processing.perform(ticket: ticket, priority: stage.priority) {
-                try Self.apply(transformer, to: image, options: options)
+            let transformer = plan.transformers[level - 1], options = plan.options
+            return { [processing] stage in
+                let input = try await upstream.value(forwarding: stage.send)
+                guard let image = input.image else { return input }
+                let output = try await processing.perform(ticket: ticket, priority: stage.priority) {
+                    try Self.apply(transformer, to: image, options: options)
+                }
+                return input.replacingImage(with: output)
             }
-            return .image(output, data, response)
         }
     }
 
-    private func decode(_ plan: LoadPlan, validators: CacheValidators?, fetchKey: String,
-                        stage: SharedWork<ImageOutput>) async throws -> ImageOutput {
-        let fetch: SharedWorkSubscription<FetchOutput> = pool.subscribe(key: fetchKey, priority: stage.priority) { stage in
-            try await Self.fetch(plan, validators: validators, stage: stage)
-        }
+    /// Prepares a decode stage: joins its fetch (for a network source) and returns its body.
+    private func decodeStage(_ plan: LoadPlan, source: StageSource, sourceKey: String,
+                             stage: SharedWork<ImageOutput>) -> @Sendable (SharedWork<ImageOutput>) async throws -> ImageOutput {
         let ticket = processing.makeTicket()
-        stage.onPriorityChange { [processing] priority in
-            fetch.setPriority(priority)
-            processing.setPriority(priority, ticket: ticket)
-        }
-        let progressive = plan.options.contains(.progressiveLoad)
-        var incremental: (any IncrementalImageDecoder)?
-        let fetched = try await fetch.value { event in
-            switch event {
-            case .progress(let received, let expected):
-                stage.send(.progress(received: received, expected: expected))
-            case .partialData(let data) where progressive:
-                if incremental == nil {
-                    incremental = plan.coders.makeIncrementalDecoder(for: ImageFormat.detect(data), options: plan.decodeOptions)
+        let coders = plan.coders, options = plan.decodeOptions
+        switch source {
+        case .cached(_, let content):
+            stage.onPriorityChange { [processing] priority in processing.setPriority(priority, ticket: ticket) }
+            return { [processing] stage in
+                if case .image(let image) = content, !Self.needsAdapting(image, to: options) { return .cachedImage(image) }
+                return .cachedImage(try await processing.perform(ticket: ticket, priority: stage.priority) {
+                    switch content {
+                    case .bytes(let data):
+                        guard let image = try? coders.decode(data, options: options) else { throw UndecodableCachedBytes() }
+                        return image
+                    case .image(let image):
+                        return try Self.adapt(image, to: options)
+                    }
+                })
+            }
+        case .network(let validators):
+            let fetch: SharedWorkSubscription<FetchOutput> = pool.subscribe(key: sourceKey, priority: stage.priority) { stage in
+                try await Self.fetch(plan, validators: validators, stage: stage)
+            }
+            stage.onPriorityChange { [processing] priority in
+                fetch.setPriority(priority)
+                processing.setPriority(priority, ticket: ticket)
+            }
+            let progressive = plan.options.contains(.progressiveLoad)
+            return { [processing] stage in
+                var incremental: (any IncrementalImageDecoder)?
+                let fetched = try await fetch.value { event in
+                    switch event {
+                    case .progress(let received, let expected):
+                        stage.send(.progress(received: received, expected: expected))
+                    case .partialData(let data) where progressive:
+                        if incremental == nil {
+                            incremental = coders.makeIncrementalDecoder(for: ImageFormat.detect(data), options: options)
+                        }
+                        // A partial image is a preview: failing to make one is not a failure of the load.
+                        if let image = try? incremental?.update(with: data, isComplete: false) { stage.send(.partialImage(image)) }
+                    default:
+                        break
+                    }
                 }
-                // A partial image is a preview: failing to make one is not a failure of the load.
-                if let image = try? incremental?.update(with: data, isComplete: false) { stage.send(.partialImage(image)) }
-            default:
-                break
+                switch fetched {
+                case .notModified(let response):
+                    return .notModified(response)
+                case .data(let data, let response):
+                    let image = try await processing.perform(ticket: ticket, priority: stage.priority) {
+                        try coders.decode(data, options: options)
+                    }
+                    return .image(image, data, response)
+                }
             }
-        }
-        switch fetched {
-        case .notModified(let response):
-            return .notModified(response)
-        case .data(let data, let response):
-            let coders = plan.coders, options = plan.decodeOptions
-            let image = try await processing.perform(ticket: ticket, priority: stage.priority) {
-                try coders.decode(data, options: options)
-            }
-            return .image(image, data, response)
         }
     }
 
@@ -147,19 +232,24 @@ final class PipelineStages: Sendable {
     /// request. A load with its own request or response modifier shares with no one.
     static func fetchKey(_ plan: LoadPlan, validators: CacheValidators?) -> String {
         // A class loader is one instance; a value loader is known by its type (and shares by it).
-        let loader = type(of: plan.loader) is AnyObject.Type
-            ? UInt(bitPattern: ObjectIdentifier(plan.loader as AnyObject)) : UInt(bitPattern: ObjectIdentifier(type(of: plan.loader)))
+        let loader = identity(of: plan.loader)
         let headers = plan.context.headers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         var key = "fetch|\(loader)|\(plan.url.absoluteString)|\(headers)|\(validators?.etag ?? "")|\(validators?.lastModified ?? "")"
         key += "|\(plan.options.contains(.progressiveLoad))|\(plan.context.timeout.map { "\($0)" } ?? "")"
         if plan.context.requestModifier != nil || plan.context.responseModifier != nil { key += "|" + UUID().uuidString }
         return key
     }
+
+    /// Names a part in a stage key: a class instance is itself; a value is known by its type.
+    static func identity(of part: Any) -> UInt {
+        type(of: part) is AnyObject.Type
+            ? UInt(bitPattern: ObjectIdentifier(part as AnyObject)) : UInt(bitPattern: ObjectIdentifier(type(of: part)))
+    }
 }
 
 extension DecodeOptions {
     /// Every field, in a string that keys the decode stage (cheaper than reflecting the struct).
     var stageKey: String {
-        "\(maxPixelSize ?? 0),\(pixelLimit),\(scaleDownLargeImages),\(firstFrameOnly),\(applyOrientation),\(animationByteLimit),\(scale),\(maxFrameCount)"
+        "\(maxPixelSize ?? 0),\(pixelLimit),\(scaleDownLargeImages),\(firstFrameOnly),\(applyOrientation),\(animationByteLimit),\(scale),\(maxFrameCount),\(keepsColors)"
     }
 }

@@ -22,3 +22,15 @@ func runBlocking<T: Sendable>(qos: DispatchQoS.QoSClass = .userInitiated, _ work
         }
     }
 }
+
+/// Runs blocking disk I/O in the process's blocking-I/O budget (``WorkQueue/blockingIO``), at
+/// the calling task's priority. It waits for its slot even when the task is cancelled: a disk
+/// cache's callers get their answer (a store lands) whatever happens to the task.
+func runBlockingIO<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await WorkQueue.blockingIO.performIgnoringCancellation(priority: LoadPriority(Task.currentPriority), work)
+}
+
+/// The non-throwing form of ``runBlockingIO(_:)``.
+func runBlockingIO<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await WorkQueue.blockingIO.performIgnoringCancellation(priority: LoadPriority(Task.currentPriority), work)
+}

@@ -8,6 +8,17 @@ final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
     /// Joins the running work for `key`, or starts `work` as a new one.
     func subscribe<Value: Sendable>(key: Key, priority: LoadPriority,
                                     work: @escaping @Sendable (SharedWork<Value>) async throws -> Value) -> SharedWorkSubscription<Value> {
+        subscribe(key: key, priority: priority, prepare: { _ in work })
+    }
+
+    /// Joins the running work for `key`, or makes a new one: `prepare` runs at once, before this
+    /// returns, and gives the body the work's task runs.
+    ///
+    /// Work that depends on other shared work joins it in `prepare`, not in its body: a caller
+    /// that has subscribed then shares everything its work depends on that is running at that
+    /// moment. Joined later, from the task, an upstream that ended in between would run again.
+    func subscribe<Value: Sendable>(key: Key, priority: LoadPriority,
+                                    prepare: (SharedWork<Value>) -> @Sendable (SharedWork<Value>) async throws -> Value) -> SharedWorkSubscription<Value> {
         while true {
             let (shared, isNew) = works.withLock { table -> (SharedWork<Value>, Bool) in
                 if let running = table[key] as? SharedWork<Value> { return (running, false) }
@@ -22,7 +33,7 @@ final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
                 remove(key, shared)
                 continue
             }
-            if isNew { shared.start(work) }
+            if isNew { shared.start(prepare(shared)) }
             return subscription
         }
     }

@@ -34,6 +34,7 @@ final class WorkQueue: Sendable {
         /// Waiting tickets in the order they run.
         var waiting = PriorityWaitList()
         var continuations: [Int: CheckedContinuation<Void, any Error>] = [:]
+        var uncancellable: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     /// How many pieces of work run at once.
@@ -60,6 +61,32 @@ final class WorkQueue: Sendable {
         if let parent { return try await parent.perform(ticket: ticket, priority: priority, work) }
         return try await runBlocking(qos: priority.dispatchQoS, work)
     }
+
+    /// Runs `work` on a Dispatch thread once a slot is free, waiting for the slot even when the
+    /// task is cancelled: for work whose caller must get its answer (a disk cache's reads and
+    /// writes, which report no cancellation).
+    func performIgnoringCancellation<T: Sendable>(priority: LoadPriority, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let ticket = makeTicket()
+        await acquireIgnoringCancellation(ticket: ticket, priority: priority)
+        defer { release() }
+        if let parent { return try await parent.performIgnoringCancellation(priority: priority, work) }
+        return try await runBlocking(qos: priority.dispatchQoS, work)
+    }
+
+    /// The non-throwing form of ``performIgnoringCancellation(priority:_:)``.
+    func performIgnoringCancellation<T: Sendable>(priority: LoadPriority, _ work: @escaping @Sendable () -> T) async -> T {
+        let ticket = makeTicket()
+        await acquireIgnoringCancellation(ticket: ticket, priority: priority)
+        defer { release() }
+        if let parent { return await parent.performIgnoringCancellation(priority: priority, work) }
+        return await runBlocking(qos: priority.dispatchQoS, work)
+    }
+
+    /// How many pieces of work hold a slot now.
+    var runningCount: Int { state.withLock { $0.running } }
+
+    /// How many pieces of work wait for a slot now.
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// Runs asynchronous `work` once a slot is free (for limits on whole loads, not CPU work).
     func performAsync<T: Sendable>(ticket: Int, priority: LoadPriority, _ work: @Sendable () async throws -> T) async throws -> T {
@@ -106,16 +133,32 @@ final class WorkQueue: Sendable {
         }
     }
 
+    private func acquireIgnoringCancellation(ticket: Int, priority: LoadPriority) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let run = state.withLock { state -> Bool in
+                if state.running < width {
+                    state.running += 1
+                    return true
+                }
+                state.waiting.append(ticket, priority: priority)
+                state.uncancellable[ticket] = continuation
+                return false
+            }
+            if run { continuation.resume() }
+        }
+    }
+
     private func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        let next = state.withLock { state -> (CheckedContinuation<Void, any Error>?, CheckedContinuation<Void, Never>?) in
             // Highest priority first; among equals the earliest ticket (FIFO).
             guard let ticket = state.waiting.popNext(lifo: false) else {
                 state.running -= 1
-                return nil
+                return (nil, nil)
             }
-            return state.continuations.removeValue(forKey: ticket)
+            return (state.continuations.removeValue(forKey: ticket), state.uncancellable.removeValue(forKey: ticket))
         }
-        next?.resume()
+        next.0?.resume()
+        next.1?.resume()
     }
 }
 

@@ -22,7 +22,10 @@ struct ImageManagerSharingTests {
     @Test func transformPrefixesAreShared() async throws {
         try await withServer { server in
             let gate = LoopbackGate()
-            server.route("/t.jpg", LoopbackResponse(headers: ["Content-Type": "image/jpeg"], body: .bytes(try sampleJPEG(width: 200, height: 100)), gate: gate))
+            // The body is held after its first bytes, so every load that has joined the chain
+            // hears of the download's progress before anything can finish.
+            server.route("/t.jpg", LoopbackResponse(headers: ["Content-Type": "image/jpeg"], body: .bytes(try sampleJPEG(width: 200, height: 100)),
+                                                    gate: gate, gatePoint: .afterBodyBytes(100)))
             let fixture = try ManagerFixture()
             let resizeRuns = Counter(), roundRuns = Counter()
             let resize = CountingTransformer(ResizeTransformer(width: 50, height: 50, mode: .fill), runs: resizeRuns)
@@ -31,7 +34,13 @@ struct ImageManagerSharingTests {
             let resized = fixture.manager.imageTask(with: url, context: ImageLoadContext(transformer: resize))
             let rounded = fixture.manager.imageTask(with: url, context: ImageLoadContext(transformer: PipelineTransformer([resize, round])))
             let plain = fixture.manager.imageTask(with: url)
-            await server.waitForRequests(1, path: "/t.jpg")
+            // Opening the gate once the first request arrived raced the other loads, still in their
+            // cache queries: one that came out after the shared stages ended found the bytes the
+            // first load had stored and decoded and resized them again (decodes 2, resizes 2).
+            // A load hears of progress only once its whole chain has joined the running fetch.
+            for task in [resized, rounded, plain] {
+                for try await event in task.events { if case .progress = event { break } }
+            }
             gate.open()
             let a = try await resized.result, b = try await rounded.result, c = try await plain.result
             #expect(a.image.width == 50 && b.image.width == 50 && c.image.width == 200)

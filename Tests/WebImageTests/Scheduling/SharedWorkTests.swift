@@ -113,6 +113,29 @@ struct SharedWorkTests {
         #expect(pool.count == 0)
     }
 
+    @Test func workJoinsWhatItDependsOnBeforeItsCallerReturns() async throws {
+        let pool = SharedWorkPool<String>()
+        let release = SharedWorkGate()
+        let upstreamRuns = Locked(0)
+        let upstreamWork: @Sendable (SharedWork<Int>) async throws -> Int = { _ in
+            upstreamRuns.withLock { $0 += 1 }
+            await release.wait()
+            return 2
+        }
+        let direct = pool.subscribe(key: "up", priority: .normal, work: upstreamWork)
+        let downstream: SharedWorkSubscription<Int> = pool.subscribe(key: "down", priority: .normal) { (_: SharedWork<Int>) in
+            let upstream = pool.subscribe(key: "up", priority: .normal, work: upstreamWork)
+            return { _ in try await upstream.value() * 10 }
+        }
+        // Joined before `subscribe` returned, not whenever the downstream task gets to run: the
+        // upstream cannot end (and run again for a late joiner) in between.
+        #expect(direct.work.waiterCount == 2)
+        release.open()
+        #expect(try await direct.value() == 2)
+        #expect(try await downstream.value() == 20)
+        #expect(upstreamRuns.withLock { $0 } == 1)
+    }
+
     @Test func priorityChangesReachTheRunningWork() async throws {
         let pool = SharedWorkPool<String>()
         let started = SharedWorkGate(), release = SharedWorkGate()
