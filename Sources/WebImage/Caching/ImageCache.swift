@@ -99,7 +99,7 @@ public final class ImageCache: ImageCaching {
 
     private func decodeFromDisk(key: String, options: ImageCacheQueryOptions, decodeOptions: DecodeOptions) -> ImageCacheResult {
         guard let entry = diskCache.entrySynchronously(forKey: key) else { return .miss }
-        guard let image = try? coders.decode(entry.data, options: decodeOptions) else {
+        guard let image = try? coders.decodeForDisplay(entry.data, options: decodeOptions) else {
             // Bytes that no longer decode are worth nothing: drop them.
             Task { await diskCache.remove(key: key) }
             return .miss

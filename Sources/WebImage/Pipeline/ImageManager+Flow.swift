@@ -91,7 +91,7 @@ extension ImageManager {
             // A memory hit is the full-size original; make it what a decode with these options makes.
             if decodeOptions.firstFrameOnly, image.isAnimated { image = image.firstFrameOnly }
             if let side = decodeOptions.maxPixelSize, max(image.width, image.height) > side {
-                image = try ResizeTransformer(width: side, height: side, mode: .fit).transform(image)
+                image = try image.applying(ResizeTransformer(width: side, height: side, mode: .fit))
             }
             for transformer in transformers { image = try PipelineStages.apply(transformer, to: image, options: options) }
             return image

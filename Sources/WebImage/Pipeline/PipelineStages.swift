@@ -38,7 +38,7 @@ final class PipelineStages: Sendable {
     /// ``ImageLoadOptions/transformAnimatedImage``.
     static func apply(_ transformer: any ImageTransformer, to image: DecodedImage, options: ImageLoadOptions) throws -> DecodedImage {
         if image.isAnimated, !options.contains(.transformAnimatedImage) { return image }
-        return try transformer.transform(image)
+        return try image.applying(transformer)
     }
 
     // MARK: Stages
@@ -100,7 +100,7 @@ final class PipelineStages: Sendable {
         case .data(let data, let response):
             let coders = plan.coders, options = plan.decodeOptions
             let image = try await processing.perform(ticket: ticket, priority: stage.priority) {
-                try coders.decode(data, options: options)
+                try coders.decodeForDisplay(data, options: options)
             }
             return .image(image, data, response)
         }
