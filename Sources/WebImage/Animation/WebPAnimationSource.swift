@@ -126,6 +126,14 @@ struct WebPAnimationSource: AnimationFrameSource {
         let blends = index > 0 && frame.blends && !frame.isKeyFrame
         let cleared: CanvasRect? = blends && records[index - 1].disposesToBackground ? records[index - 1].rect : nil
         pixels.withUnsafeBytes { source in
+            guard blends else {
+                for row in 0..<rect.height {
+                    let start = ((rect.y + row) * canvasWidth + rect.x) * 4
+                    UnsafeMutableRawBufferPointer(rebasing: canvas[start..<(start + rowBytes)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[(row * rowBytes)..<((row + 1) * rowBytes)]))
+                }
+                return
+            }
             for row in 0..<rect.height {
                 let y = rect.y + row
                 let rowCleared = cleared.map { y >= $0.y && y < $0.y + $0.height } ?? false
