@@ -37,11 +37,20 @@ struct AnimatedImageTests {
     }
 
     @Test(.enabled(if: AnimationSamples.pillowAvailable, "Pillow is not installed for /usr/bin/python3"),
-          arguments: ["gif-dispose", "apng-dispose-blend", "webp-mixed"])
+          arguments: ["gif-dispose", "apng-dispose-blend", "webp-mixed", "webp-blend"])
     func disposeAndBlendModesOnRandomAccess(_ name: String) throws {
         let data = try #require(AnimationSamples.pillowFiles[name])
         try expectEveryFrameMatches(data, name)
         try expectEveryFrameMatches(data, name + " thumbnail", options: DecodeOptions(maxPixelSize: 20))
+    }
+
+    @Test func webPBlendAndDisposeFlagsOnRandomAccess() throws {
+        let data = try AnimationSamples.flaggedWebP()
+        let source = try WebPAnimationSource(data: data, options: DecodeOptions())
+        #expect(source.frames.count == 8)
+        #expect(source.frames.filter(\.isKeyFrame).count < 8, "some frames blend onto earlier ones")
+        try expectEveryFrameMatches(data, "flagged WebP")
+        try expectEveryFrameMatches(data, "flagged WebP thumbnail", options: DecodeOptions(maxPixelSize: 17))
     }
 
     @Test(.enabled(if: AnimationSamples.pillowAvailable, "Pillow is not installed for /usr/bin/python3"))

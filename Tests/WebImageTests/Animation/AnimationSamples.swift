@@ -9,7 +9,8 @@ enum AnimationSamples {
 
     /// Pillow-written animations, by name: `gif-dispose` (disposal 0-3, a transparent index),
     /// `apng-dispose-blend` (APNG dispose none/background/previous × blend source/over, translucent
-    /// frames), `webp-mixed` (lossless and lossy frames with alpha, key frames every 4 frames).
+    /// frames), `webp-mixed` (lossless and lossy frames with alpha, key frames every 4 frames),
+    /// `webp-blend` (lossless translucent frames blended onto the canvas, few key frames).
     static let pillowFiles: [String: Data] = {
         let script = #"""
             import io, sys, random
@@ -39,6 +40,10 @@ enum AnimationSamples {
             frames[0].save(b, "WEBP", save_all=True, append_images=frames[1:], duration=50, loop=0, lossless=False,
                            quality=80, allow_mixed=True, kmin=2, kmax=4, background=(0, 0, 0, 0))
             out["webp-mixed"] = b.getvalue()
+            b = io.BytesIO()
+            frames[0].save(b, "WEBP", save_all=True, append_images=frames[1:], duration=50, loop=0, lossless=True,
+                           kmin=9, kmax=17, background=(0, 0, 0, 0))
+            out["webp-blend"] = b.getvalue()
             for name in sorted(out):
                 sys.stdout.buffer.write(b"%s %d\n" % (name.encode(), len(out[name])))
                 sys.stdout.buffer.write(out[name])
@@ -57,7 +62,7 @@ enum AnimationSamples {
         return files
     }()
 
-    static var pillowAvailable: Bool { pillowFiles.count == 3 }
+    static var pillowAvailable: Bool { pillowFiles.count == 4 }
 
     private static func run(_ arguments: [String]) throws -> [UInt8] {
         let process = Process()
@@ -130,6 +135,54 @@ enum AnimationSamples {
         }
         apng.appendChunk("IEND", Data())
         return apng
+    }
+}
+
+extension AnimationSamples {
+    /// An animated WebP assembled chunk by chunk, so every frame's blend and dispose flags are
+    /// the test's choice (libwebp's encoder picks its own): on a 40×30 canvas, translucent
+    /// lossless rectangles (alpha 0, 90, 200 and 255 in bands) at even offsets, blending or not,
+    /// disposing to the background or not, in every combination.
+    static func flaggedWebP() throws -> Data {
+        struct Frame { var x: Int, y: Int, width: Int, height: Int, blend: Bool, dispose: Bool, seed: Int }
+        let frames = [
+            Frame(x: 0, y: 0, width: 40, height: 30, blend: false, dispose: false, seed: 1),
+            Frame(x: 4, y: 2, width: 20, height: 16, blend: true, dispose: false, seed: 2),
+            Frame(x: 10, y: 8, width: 24, height: 18, blend: true, dispose: true, seed: 3),
+            Frame(x: 2, y: 6, width: 22, height: 20, blend: true, dispose: false, seed: 4),
+            Frame(x: 16, y: 4, width: 18, height: 22, blend: false, dispose: true, seed: 5),
+            Frame(x: 6, y: 10, width: 30, height: 14, blend: true, dispose: false, seed: 6),
+            Frame(x: 0, y: 0, width: 40, height: 30, blend: true, dispose: true, seed: 7),
+            Frame(x: 8, y: 2, width: 16, height: 24, blend: true, dispose: false, seed: 8),
+        ]
+        func le(_ value: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
+            Array(type.utf8) + le(body.count, 4) + body + (body.count % 2 == 1 ? [0] : [])
+        }
+        var body: [UInt8] = Array("WEBP".utf8)
+        body += chunk("VP8X", [0x12, 0, 0, 0] + le(39, 3) + le(29, 3))
+        body += chunk("ANIM", [0, 0, 0, 0] + le(0, 2))
+        for frame in frames {
+            let bitmap = try Bitmap(width: frame.width, height: frame.height) { buffer in
+                for y in 0..<frame.height {
+                    for x in 0..<frame.width {
+                        let o = (y * frame.width + x) * 4
+                        buffer[o] = UInt8((x * 37 + frame.seed * 50) & 0xFF)
+                        buffer[o + 1] = UInt8((y * 23 + frame.seed * 80) & 0xFF)
+                        buffer[o + 2] = UInt8((x * y + frame.seed * 11) & 0xFF)
+                        buffer[o + 3] = [0, 90, 200, 255][((x + y + frame.seed) / 3) % 4]
+                    }
+                }
+            }
+            let still = try WebPCoder().encode(DecodedImage(bitmap: bitmap, hasAlpha: true), format: .webp,
+                                               options: EncodeOptions(lossless: true))
+            // A lossless still is RIFF, size, WEBP, then its VP8L chunk.
+            let payload = Array(still[still.startIndex + 12..<still.endIndex])
+            let flags: UInt8 = (frame.blend ? 0 : 0x02) | (frame.dispose ? 0x01 : 0)
+            body += chunk("ANMF", le(frame.x / 2, 3) + le(frame.y / 2, 3) + le(frame.width - 1, 3) + le(frame.height - 1, 3)
+                              + le(70, 3) + [flags] + payload)
+        }
+        return Data(Array("RIFF".utf8) + le(body.count, 4) + body)
     }
 }
 
