@@ -233,15 +233,8 @@ public final class AnimatedImagePlayer: Sendable {
 
     private func advance(_ state: inout State) {
         let count = animation.frameCount
-        // Whole loops at once, so a consumer back after an hour does not walk every frame.
         let total = animation.durations.indices.reduce(0) { $0 + duration($1) }
-        if state.skipsFrames, state.index == 0, state.position >= total, total > 0 {
-            var loops = Int((state.position / total).rounded(.down))
-            if state.loopCount > 0 { loops = min(loops, max(0, state.loopCount - state.loopsCompleted - 1)) }
-            state.loopsCompleted += loops
-            state.position -= Double(loops) * total
-            state.statistics.skipped += loops * count
-        }
+        skipWholeLoops(&state, total: total)
         while state.position >= duration(state.index) {
             state.position -= duration(state.index)
             if state.presentedSerial != state.dueSerial { state.statistics.skipped += 1 }
@@ -253,6 +246,7 @@ public final class AnimatedImagePlayer: Sendable {
                     return
                 }
                 state.index = 0
+                skipWholeLoops(&state, total: total)
             } else {
                 state.index += 1
             }
@@ -262,6 +256,21 @@ public final class AnimatedImagePlayer: Sendable {
                 return
             }
         }
+    }
+
+    /// At frame 0 with more than a whole play of time to catch up on, passes whole plays at once,
+    /// so a consumer back after an hour does not walk every frame (the last loop is walked, so
+    /// the end of a finite loop count is reached frame by frame).
+    private func skipWholeLoops(_ state: inout State, total: Double) {
+        guard state.skipsFrames, state.index == 0, total > 0, state.position >= total else { return }
+        var loops = Int(min(state.position / total, Double(Int.max / 2)).rounded(.down))
+        if state.loopCount > 0 { loops = min(loops, max(0, state.loopCount - state.loopsCompleted - 1)) }
+        guard loops > 0 else { return }
+        if state.presentedSerial != state.dueSerial { state.statistics.skipped += 1 }
+        state.loopsCompleted += loops
+        state.position -= Double(loops) * total
+        state.statistics.skipped += loops * animation.frameCount - 1
+        state.dueSerial += 1
     }
 
     /// Shows the due frame if it is decoded; returns it when newly shown.
