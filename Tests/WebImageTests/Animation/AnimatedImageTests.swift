@@ -113,6 +113,32 @@ struct AnimatedImageTests {
             format: .png, options: EncodeOptions())) == nil, "a still PNG is no animation")
     }
 
+    /// Cut and corrupted animations of every format: the headers are refused with a
+    /// ``WebImageError`` or read, and then every listed frame decodes or throws one; nothing traps.
+    @Test func damagedAnimationsFailWithTypedErrors() throws {
+        var samples = [try AnimationSamples.flaggedWebP(), try AnimationSamples.movingSquareAPNG(width: 60, height: 40, frames: 8)]
+        samples += ["gif-dispose", "webp-blend"].compactMap { AnimationSamples.pillowFiles[$0] }
+        var attempts = 0
+        for sample in samples {
+            var damaged: [Data] = stride(from: 8, to: sample.count, by: max(1, sample.count / 40)).map { Data(sample.prefix($0)) }
+            for position in stride(from: 12, to: sample.count, by: max(1, sample.count / 40)) {
+                var flipped = sample
+                flipped[flipped.startIndex + position] ^= 0x5A
+                damaged.append(flipped)
+            }
+            for data in damaged {
+                attempts += 1
+                do {
+                    guard let animation = try AnimatedImage(data: data) else { continue }
+                    for index in 0..<animation.frameCount {
+                        do { _ = try animation.frame(at: index) } catch is WebImageError {}
+                    }
+                } catch is WebImageError {}
+            }
+        }
+        #expect(attempts > 200)
+    }
+
     @Test func transformersApplyPerFrameWhenDecoded() throws {
         let data = try AnimationSamples.movingSquareAPNG(width: 160, height: 100, frames: 12)
         let animation = try #require(try AnimatedImage(data: data))
