@@ -66,6 +66,8 @@ public struct DecodedImage: Sendable {
     public var height: Int { frames[0].bitmap.height }
     /// Whether the decode dropped frames at a limit (``truncation`` is set).
     public var isTruncatedAnimation: Bool { truncation != nil }
+    /// How many frames the image has: ``frames``, or all of a lazy ``animation``'s.
+    public var frameCount: Int { animation?.frameCount ?? frames.count }
     /// Whether there is more than one frame.
     public var isAnimated: Bool { frames.count > 1 || animation != nil }
     /// Each frame's duration in seconds.

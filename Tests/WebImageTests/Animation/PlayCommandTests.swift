@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebImageTestSupport
 @testable import WebImage
 
 /// `webimage play FILE --json`: the record's exact fields, and a 300-frame 1920×1080 animation
@@ -24,6 +25,19 @@ struct PlayCommandTests {
         try ImageCodersManager.shared.encode(DecodedImage(bitmap: try Bitmap(width: 4, height: 4, filledWith: (1, 2, 3, 255)), hasAlpha: false),
                                              format: .png, options: EncodeOptions()).write(to: still)
         #expect(try await runCLI(["play", still.path, "--json"]).status != 0, "a still image is refused")
+    }
+
+    /// `load --json` counts an animation's frames though the load decodes only the first.
+    @Test(.enabled(if: CrashSafetyTests.binary != nil, "the webimage binary is not built"))
+    func loadReportsEveryFrameOfALazyAnimation() async throws {
+        let server = try await LoopbackServer.start()
+        let directory = try TemporaryDirectory()
+        server.route("/a.png", .image(try AnimationSamples.movingSquareAPNG(width: 60, height: 40, frames: 9), contentType: "image/png"))
+        let run = try await runCLI(["load", server.url("/a.png").absoluteString, "--cache-dir", directory.url.path, "--json"])
+        try await server.shutdown()
+        let line = try #require(run.stdout.split(separator: "\n").first.map(String.init))
+        let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(record["frames"] as? Int == 9)
     }
 
     /// 300 frames of 1920×1080 (2.4 GB decoded whole) played frame by frame: the peak resident
