@@ -200,7 +200,7 @@ struct LoadRecord: Encodable {
         self.result = result.map {
             let format = $0.data.map(ImageFormat.detect) ?? .unknown
             return Loaded(cacheType: $0.cacheType, format: format == .unknown ? $0.image.format : format,
-                          width: $0.image.width, height: $0.image.height, frames: $0.image.frames.count,
+                          width: $0.image.width, height: $0.image.height, frames: $0.image.frameCount,
                           bytes: $0.data?.count, rgbaSHA256: hashingPixels ? SHA256.hex(of: $0.image.bitmap.canonicalRGBA()) : nil,
                           finalURL: $0.url, cacheKey: $0.cacheKey)
         }

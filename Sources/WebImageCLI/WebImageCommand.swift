@@ -18,6 +18,7 @@ struct WebImageCommand: AsyncParsableCommand {
             LoadCommand.self,
             PrefetchCommand.self,
             DecodeCommand.self,
+            PlayCommand.self,
             CacheCommand.self,
             BenchDecodeCommand.self,
             BenchDecodeFilesCommand.self,

@@ -1,25 +1,58 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Something that shows an image: a view, a layer, a cell of a terminal UI.
 ///
 /// Conform a display type to load into it with ``ImageBinding``; the binding calls
-/// ``setImage(_:)`` on the main actor with the placeholder, the loaded image, or `nil`.
+/// ``setImage(_:)`` on the main actor with the placeholder, a partial image, the loaded image,
+/// the failure image, or `nil`. The other requirements have defaults: implement them to animate
+/// transitions, show an activity indicator, or follow the progress.
 @MainActor
 public protocol ImageTarget: AnyObject {
     /// Shows `image`; `nil` clears what is shown.
     func setImage(_ image: DecodedImage?)
+    /// Shows a loaded `image` with `transition` (`nil`: at once). Defaults to ``setImage(_:)``.
+    func setImage(_ image: DecodedImage?, transition: ImageTransition?)
+    /// The indicator to run while this target loads (SDWebImage's `sd_imageIndicator`); `nil` by default.
+    var imageIndicator: (any ImageActivityIndicator)? { get }
+    /// The transition for images that did not come from the memory cache (SDWebImage's
+    /// `sd_imageTransition`); `nil` by default.
+    var imageTransition: ImageTransition? { get }
+    /// The load's progress changed (SDWebImage's `sd_imageProgress`). Does nothing by default.
+    func imageProgressDidChange(_ progress: ImageLoadProgress)
+}
+
+/// A target that plays animations: the binding hands it a player for each lazily decoded
+/// animation it loads, and `nil` when the next load (or a cancel) takes it away. The target
+/// calls ``AnimatedImagePlayer/update()`` from its display refresh and shows
+/// ``AnimatedImagePlayer/currentFrame``.
+@MainActor
+public protocol AnimatedImageTarget: ImageTarget {
+    /// Plays `player`'s animation from now on; `nil` stops showing the previous one.
+    func setAnimationPlayer(_ player: AnimatedImagePlayer?)
 }
 
 extension ImageTarget {
+    public func setImage(_ image: DecodedImage?, transition: ImageTransition?) { setImage(image) }
+    public var imageIndicator: (any ImageActivityIndicator)? { nil }
+    public var imageTransition: ImageTransition? { nil }
+    public func imageProgressDidChange(_ progress: ImageLoadProgress) {}
+
     /// Loads `url` into this target through ``ImageBinding/shared``, cancelling the load this
     /// target started before under the same `operationKey`. See
-    /// ``ImageBinding/setImage(on:with:placeholder:options:context:operationKey:manager:progress:completion:)``.
+    /// ``ImageBinding/setImage(on:with:placeholder:failureImage:options:context:operationKey:manager:progress:completion:)``.
     @discardableResult
-    public func setImage(with url: URL?, placeholder: DecodedImage? = nil, options: ImageLoadOptions = [],
-                         context: ImageLoadContext = ImageLoadContext(), operationKey: String = ImageBinding.defaultOperationKey,
-                         manager: ImageManager = .shared,
+    public func setImage(with url: URL?, placeholder: DecodedImage? = nil, failureImage: DecodedImage? = nil,
+                         options: ImageLoadOptions = [], context: ImageLoadContext = ImageLoadContext(),
+                         operationKey: String = ImageBinding.defaultOperationKey, manager: ImageManager = .shared,
                          progress: (@MainActor (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
                          completion: (@MainActor (Result<ImageResult, WebImageError>) -> Void)? = nil) -> ImageTask? {
-        ImageBinding.shared.setImage(on: self, with: url, placeholder: placeholder, options: options, context: context,
-                                     operationKey: operationKey, manager: manager, progress: progress, completion: completion)
+        ImageBinding.shared.setImage(on: self, with: url, placeholder: placeholder, failureImage: failureImage, options: options,
+                                     context: context, operationKey: operationKey, manager: manager, progress: progress,
+                                     completion: completion)
     }
 
     /// Cancels the load this target runs under `operationKey`.
@@ -27,9 +60,3 @@ extension ImageTarget {
         ImageBinding.shared.cancelImageLoad(on: self, operationKey: operationKey)
     }
 }
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif

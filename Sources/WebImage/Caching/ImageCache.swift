@@ -146,7 +146,7 @@ public final class ImageCache: ImageCaching {
 
     /// Decodes a disk entry and promotes the image to memory; bytes that no longer decode are dropped.
     private func decode(_ entry: DiskEntry, key: String, options: ImageCacheQueryOptions, decodeOptions: DecodeOptions) -> ImageCacheResult {
-        guard let image = try? coders.decode(entry.data, options: decodeOptions) else {
+        guard let image = try? coders.decodeForDisplay(entry.data, options: decodeOptions) else {
             // Bytes that no longer decode are worth nothing: drop them.
             Task { await diskCache.remove(key: key) }
             return .miss

@@ -8,10 +8,10 @@ import Foundation
 /// repackaged as a standalone PNG, decoded with libspng, and composited on the canvas with the
 /// frame's blend and dispose operations.
 ///
-/// The frame and byte limits are asked before each frame is decoded (``AnimationBudget``), a
-/// canvas the default image's data could never fill is refused before it is allocated, and
-/// thumbnails shrink each frame as it is composed.
-struct APNGDecoder {
+/// The chunks are walked once (lengths only) for the frame controls; frames are decoded when
+/// drawn, by the cursor a whole decode and ``AnimatedImage`` share. A canvas the default image's
+/// data could never fill is refused before it is allocated.
+struct APNGDecoder: AnimationFrameSource {
     private struct Chunk {
         var type: String
         var body: Range<Int>
@@ -25,23 +25,39 @@ struct APNGDecoder {
     }
 
     private let data: Data
+    let format = ImageFormat.png
+    private(set) var canvasWidth = 0
+    private(set) var canvasHeight = 0
+    private(set) var loopCount = 0
+    private(set) var frames: [AnimationFrameInfo] = []
+    private(set) var hasAlpha = false
+    private var controls: [FrameControl] = []
+    private var header: Chunk
+    private var shared: [Chunk] = []
 
-    init(data: Data) { self.data = data }
+    /// The whole animation, or `nil` when the file turns out not to animate (no frame controls).
+    static func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage? {
+        guard let source = try Self(data: data, options: options) else { return nil }
+        return try AnimationDecoding.decodeAll(source, options: options)
+    }
 
-    /// The animation, or `nil` when the file turns out not to animate (no frame controls).
-    func decode(options: DecodeOptions) throws -> DecodedImage? {
+    /// Reads the chunk list and frame controls, keeping at most one frame past
+    /// `options.maxFrameCount`; `nil` when the file does not animate (no frame controls).
+    init?(data: Data, options: DecodeOptions) throws {
+        self.data = data
+        header = Chunk(type: "", body: 0..<0)
         let chunks = try readChunks()
         guard let header = chunks.first(where: { $0.type == "IHDR" }), header.body.count == 13 else {
             throw WebImageError.corruptData("PNG without IHDR")
         }
+        self.header = header
         guard let control = chunks.first(where: { $0.type == "acTL" }), control.body.count == 8 else { return nil }
-        let plays = Int(uint32(at: control.body.lowerBound + 4))
-        let canvasWidth = Int(uint32(at: header.body.lowerBound)), canvasHeight = Int(uint32(at: header.body.lowerBound + 4))
+        loopCount = Int(uint32(at: control.body.lowerBound + 4))
+        canvasWidth = Int(uint32(at: header.body.lowerBound))
+        canvasHeight = Int(uint32(at: header.body.lowerBound + 4))
         try options.checkFullSizeCanvas(width: canvasWidth, height: canvasHeight)
 
         // Group data chunks under the frame control that precedes them.
-        var frames: [FrameControl] = []
-        var shared: [Chunk] = []
         var seenImageData = false
         // Frames past the frame limit are never decoded, so they are not collected either; one
         // more than the limit is, so that the budget reports the truncation.
@@ -50,11 +66,11 @@ struct APNGDecoder {
         scan: for chunk in chunks {
             switch chunk.type {
             case "fcTL":
-                guard frames.count < framesWanted else { break scan }
+                guard controls.count < framesWanted else { break scan }
                 guard chunk.body.count == 26 else { throw WebImageError.corruptData("APNG fcTL size") }
                 let b = chunk.body.lowerBound
                 let numerator = Double(uint16(at: b + 20)), denominator = Double(uint16(at: b + 22))
-                frames.append(FrameControl(
+                controls.append(FrameControl(
                     width: Int(uint32(at: b + 4)), height: Int(uint32(at: b + 8)),
                     x: Int(uint32(at: b + 12)), y: Int(uint32(at: b + 16)),
                     duration: numerator / (denominator == 0 ? 100 : denominator),
@@ -62,62 +78,61 @@ struct APNGDecoder {
             case "IDAT":
                 seenImageData = true
                 // The default image is a frame only when a frame control precedes it.
-                if !frames.isEmpty { frames[frames.count - 1].data.append(chunk.body) }
+                if !controls.isEmpty { controls[controls.count - 1].data.append(chunk.body) }
             case "fdAT":
-                guard !frames.isEmpty, chunk.body.count > 4 else { continue }
-                frames[frames.count - 1].data.append(chunk.body.lowerBound + 4..<chunk.body.upperBound)
+                guard !controls.isEmpty, chunk.body.count > 4 else { continue }
+                controls[controls.count - 1].data.append(chunk.body.lowerBound + 4..<chunk.body.upperBound)
             case "PLTE", "tRNS":
                 if !seenImageData { shared.append(chunk) }
             default:
                 break
             }
         }
-        frames.removeAll { $0.data.isEmpty }
-        guard !frames.isEmpty else { return nil }
+        controls.removeAll { $0.data.isEmpty }
+        guard !controls.isEmpty else { return nil }
         // The default image (IDAT) is a whole canvas-sized PNG, so its data bounds the canvas.
         let imageData = chunks.reduce(0) { $0 + ($1.type == "IDAT" ? $1.body.count : 0) }
         try CompressionBound.check(width: canvasWidth, height: canvasHeight, byteCount: imageData,
                                    pixelsPerByte: CompressionBound.pngPixelsPerByte, format: "APNG")
-
-        let target = try options.targetSize(width: canvasWidth, height: canvasHeight)
-        var budget = AnimationBudget(options: options, canvasWidth: canvasWidth, canvasHeight: canvasHeight, kept: target)
-        var canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
-        var output: [ImageFrame] = []
-        var hasAlpha = false
-        for (index, frame) in frames.enumerated() {
-            guard budget.admitFrame() else { break }
-            guard frame.width > 0, frame.height > 0, frame.x >= 0, frame.y >= 0,
-                  frame.x + frame.width <= canvasWidth, frame.y + frame.height <= canvasHeight else {
-                throw WebImageError.corruptData("APNG frame outside the canvas")
-            }
-            let still = try PNGCoder.decodeStill(standalonePNG(for: frame, header: header, shared: shared),
-                                                 options: options, checkLimit: false)
-            hasAlpha = hasAlpha || still.hasAlpha
-            let saved = frame.dispose == 2 ? canvas : nil
-            composite(still.bitmap, onto: &canvas, canvasWidth: canvasWidth, frame: frame)
-            let snapshot = try Bitmap(width: canvasWidth, height: canvasHeight) { buffer in
-                canvas.withUnsafeBytes { buffer.copyMemory(from: $0) }
-            }
-            output.append(ImageFrame(bitmap: try PNGCoder.scaled(snapshot, options: options), duration: frame.duration))
-            // Dispose: 1 clears the frame's rectangle, 2 restores the canvas as it was before
-            // (on the first frame, 2 means clear as well).
-            if frame.dispose == 1 || (frame.dispose == 2 && index == 0) {
-                for row in frame.y..<(frame.y + frame.height) {
-                    let start = (row * canvasWidth + frame.x) * 4
-                    canvas.replaceSubrange(start..<start + frame.width * 4, with: repeatElement(0, count: frame.width * 4))
-                }
-            } else if let saved {
-                canvas = saved
-            }
+        let colorType = data[header.body.lowerBound + 9]
+        hasAlpha = colorType == 4 || colorType == 6 || shared.contains { $0.type == "tRNS" }
+        let keyInfo = controls.enumerated().map { index, frame in
+            let rect = CanvasRect(x: frame.x, y: frame.y, width: frame.width, height: frame.height)
+            return KeyFrames.Frame(drawn: rect,
+                                   overwritesCanvas: rect.covers(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                                       && (frame.blend == 0 || !hasAlpha),
+                                   disposal: Self.disposal(frame, index: index))
         }
-        var image = try DecodedImage(frames: output, loopCount: plays, format: .png, scale: options.scale,
-                                     hasAlpha: hasAlpha)
-        image.truncation = budget.truncation
-        return image
+        let keys = KeyFrames.mark(keyInfo, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+        frames = zip(keyInfo, keys).enumerated().map { index, pair in
+            AnimationFrameInfo(duration: controls[index].duration, disposal: pair.0.disposal, isKeyFrame: pair.1)
+        }
+    }
+
+    /// Dispose: 1 clears the frame's rectangle, 2 restores the canvas as it was before (on the
+    /// first frame, 2 means clear as well).
+    private static func disposal(_ frame: FrameControl, index: Int) -> FrameDisposal {
+        let rect = CanvasRect(x: frame.x, y: frame.y, width: frame.width, height: frame.height)
+        switch frame.dispose {
+        case 1: return .clear(rect)
+        case 2: return index == 0 ? .clear(rect) : .restorePrevious
+        default: return .keep
+        }
+    }
+
+    func draw(_ index: Int, on canvas: UnsafeMutableRawBufferPointer) throws {
+        let frame = controls[index]
+        guard frame.width > 0, frame.height > 0, frame.x >= 0, frame.y >= 0,
+              frame.x + frame.width <= canvasWidth, frame.y + frame.height <= canvasHeight else {
+            throw WebImageError.corruptData("APNG frame outside the canvas")
+        }
+        let still = try PNGCoder.decodeStill(standalonePNG(for: frame, header: header, shared: shared),
+                                             options: DecodeOptions(), checkLimit: false)
+        composite(still.bitmap, onto: canvas, canvasWidth: canvasWidth, frame: frame)
     }
 
     /// Blends a frame onto the canvas: source replaces, over composites (straight alpha).
-    private func composite(_ bitmap: Bitmap, onto canvas: inout [UInt8], canvasWidth: Int, frame: FrameControl) {
+    private func composite(_ bitmap: Bitmap, onto canvas: UnsafeMutableRawBufferPointer, canvasWidth: Int, frame: FrameControl) {
         bitmap.withUnsafeBytes { source in
             for row in 0..<frame.height {
                 for column in 0..<frame.width {

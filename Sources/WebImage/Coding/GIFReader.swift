@@ -20,6 +20,12 @@ final class GIFReader {
         self.offset = data.startIndex
     }
 
+    /// Moves to `offset` bytes from the start: giflib reads records straight from this reader,
+    /// so between records this is how a decode jumps to another frame.
+    func seek(to offset: Int) {
+        self.offset = data.startIndex + max(0, min(offset, data.count))
+    }
+
     /// The `InputFunc` giflib calls.
     static let read: InputFunc = { file, buffer, count in
         guard let file, let buffer, count > 0, let user = file.pointee.UserData else { return 0 }

@@ -73,7 +73,9 @@ public final class ImageCodersManager: ImageCoder {
         guard let coder = coders.first(where: { $0.canEncode(format) }) else {
             throw WebImageError.unsupportedFormat("no encoder for \(format.rawValue)")
         }
-        return try coder.encode(image, format: format, options: options)
+        // A lazily decoded animation is encoded from all its frames.
+        let whole = image.animation != nil && !options.firstFrameOnly ? try image.materialized() : image
+        return try coder.encode(whole, format: format, options: options)
     }
 
     public func makeIncrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? {

@@ -24,7 +24,7 @@ public struct PNGCoder: ImageCoder {
     public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         if FormatDetection(data).isAnimated, !options.firstFrameOnly,
-           let animation = try APNGDecoder(data: data).decode(options: options) {
+           let animation = try APNGDecoder.decode(data, options: options) {
             return animation
         }
         let still: Still

@@ -29,6 +29,10 @@ public struct DecodedImage: Sendable {
     /// with ``DecodeOptions/keepsColors`` from a file with an RGB profile, and embedded again by
     /// the JPEG, PNG and WebP encoders. `nil` for sRGB pixels (the default decode converts to sRGB).
     public var iccProfile: Data?
+    /// The animation behind a lazily decoded image: ``frames`` then holds only the first frame
+    /// (the poster) and the others are decoded on demand, by ``AnimatedImage/frame(at:)`` or an
+    /// ``AnimatedImagePlayer``. `nil` for still images and animations decoded whole.
+    public var animation: AnimatedImage?
 
     /// Creates an image from its frames.
     /// - Throws: ``WebImageError/corruptData(_:)`` when `frames` is empty.
@@ -62,15 +66,22 @@ public struct DecodedImage: Sendable {
     public var height: Int { frames[0].bitmap.height }
     /// Whether the decode dropped frames at a limit (``truncation`` is set).
     public var isTruncatedAnimation: Bool { truncation != nil }
+    /// How many frames the image has: ``frames``, or all of a lazy ``animation``'s.
+    public var frameCount: Int { animation?.frameCount ?? frames.count }
     /// Whether there is more than one frame.
-    public var isAnimated: Bool { frames.count > 1 }
+    public var isAnimated: Bool { frames.count > 1 || animation != nil }
     /// Each frame's duration in seconds.
-    public var durations: [Double] { frames.map(\.duration) }
+    public var durations: [Double] { animation?.durations ?? frames.map(\.duration) }
     /// One full play of the animation, in seconds.
-    public var totalDuration: Double { frames.reduce(0) { $0 + $1.duration } }
+    public var totalDuration: Double { durations.reduce(0, +) }
 
-    /// Bytes of decoded pixels across all frames: what the image costs in a memory cache.
-    public var cost: Int { frames.reduce(0) { $0 + $1.bitmap.byteCount } }
+    /// What the image costs in a memory cache: the bytes of its decoded frames, plus, for a lazy
+    /// animation, the frame buffer a player of it may fill (``AnimatedImage/bufferBudget``), not
+    /// the frames it never holds at once.
+    public var cost: Int {
+        let pixels = frames.reduce(0) { $0 + $1.bitmap.byteCount }
+        return pixels + (animation?.bufferBudget ?? 0)
+    }
 
     /// A copy with other frames (used by transformers); other properties are kept.
     /// - Throws: ``WebImageError/corruptData(_:)`` when `frames` is empty.
@@ -78,6 +89,7 @@ public struct DecodedImage: Sendable {
         guard !frames.isEmpty else { throw WebImageError.corruptData("image has no frames") }
         var copy = self
         copy.frames = frames
+        copy.animation = nil
         if frames.count == 1 { copy.loopCount = 1 }
         return copy
     }
@@ -88,6 +100,32 @@ public struct DecodedImage: Sendable {
         copy.frames = [frames[0]]
         copy.loopCount = 1
         copy.truncation = nil
+        copy.animation = nil
         return copy
+    }
+
+    /// A lazily decoded animation: its first frame as ``frames``, the rest on demand.
+    /// - Throws: the format's ``WebImageError`` when the first frame cannot be decoded.
+    public init(animation: AnimatedImage) throws {
+        let poster = try animation.frame(at: 0)
+        self.frames = [poster]
+        self.loopCount = animation.loopCount
+        self.format = animation.format
+        self.orientation = .up
+        self.scale = animation.options.scale > 0 ? animation.options.scale : 1
+        self.hasAlpha = animation.hasAlpha
+        self.truncation = animation.truncation
+        if animation.options.keepsColors { self.iccProfile = animation.source.iccProfile.flatMap(ColorConversion.keptProfile) }
+        self.animation = animation
+    }
+
+    /// All frames decoded: a lazy animation's frames within ``DecodeOptions/animationByteLimit``
+    /// (see ``AnimatedImage/decodedImage()``), or this image itself.
+    public func materialized() throws -> DecodedImage {
+        guard let animation else { return self }
+        var image = try animation.decodedImage()
+        image.orientation = orientation
+        image.scale = scale
+        return image
     }
 }

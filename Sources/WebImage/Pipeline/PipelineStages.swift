@@ -89,7 +89,7 @@ final class PipelineStages: Sendable {
     /// ``ImageLoadOptions/transformAnimatedImage``.
     static func apply(_ transformer: any ImageTransformer, to image: DecodedImage, options: ImageLoadOptions) throws -> DecodedImage {
         if image.isAnimated, !options.contains(.transformAnimatedImage) { return image }
-        return try transformer.transform(image)
+        return try image.applying(transformer)
     }
 
     /// Makes a memory image (the full-size original) what a decode with `options` makes.
@@ -97,7 +97,7 @@ final class PipelineStages: Sendable {
         var image = original
         if options.firstFrameOnly, image.isAnimated { image = image.firstFrameOnly }
         if let side = options.maxPixelSize, max(image.width, image.height) > side {
-            image = try ResizeTransformer(width: side, height: side, mode: .fit).transform(image)
+            image = try image.applying(ResizeTransformer(width: side, height: side, mode: .fit))
         }
         return image
     }
@@ -146,7 +146,7 @@ final class PipelineStages: Sendable {
                 return .cachedImage(try await processing.perform(ticket: ticket, priority: stage.priority) {
                     switch content {
                     case .bytes(let data):
-                        guard let image = try? coders.decode(data, options: options) else { throw UndecodableCachedBytes() }
+                        guard let image = try? coders.decodeForDisplay(data, options: options) else { throw UndecodableCachedBytes() }
                         return image
                     case .image(let image):
                         return try Self.adapt(image, to: options)
@@ -183,7 +183,7 @@ final class PipelineStages: Sendable {
                     return .notModified(response)
                 case .data(let data, let response):
                     let image = try await processing.perform(ticket: ticket, priority: stage.priority) {
-                        try coders.decode(data, options: options)
+                        try coders.decodeForDisplay(data, options: options)
                     }
                     return .image(image, data, response)
                 }
