@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# What a progressive load costs: loads one ~500 KB progressive JPEG from a local nginx throttled to
-# ~200 KB/s (limit_rate), once as a normal load and once with --progressive, each in a fresh
+# What a progressive load costs: loads one ~500 KB progressive JPEG from a local origin throttled
+# to ~200 KB/s (a small Python server writing 4 KB every 20 ms; nginx's limit_rate sends a whole
+# second's worth at once first, which is no slow link), once as a normal load and once with --progressive, each in a fresh
 # `webimage load --json --no-cache` process, and measures each process's CPU time (user + system,
 # from getrusage of the child) and wall time. Prints, per round and as medians:
 #   - the CPU of the progressive load over the CPU of the normal one (the bound: <= 2),
@@ -9,17 +10,17 @@
 # Exits 1 when a median is over its bound or the images differ.
 #
 # Usage: Benchmarks/scripts/compare-progressive.sh [--rounds N] [--size BYTES]
-# Env:   WEBIMAGE_BIN, NGINX (see bench-fixture.sh); RATE (default 200k, nginx's limit_rate)
+# Env:   WEBIMAGE_BIN (see bench-fixture.sh); RATE (bytes per second, default 200000)
 set -euo pipefail
 
 ROUNDS=5
 SIZE=500000
 source "$(dirname "$0")/bench-fixture.sh"
-command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
+RATE="${RATE:-200000}"
 
 WORK="$(mktemp -d /tmp/webimage-bench.XXXXXX)"
 cleanup() {
-    stop_nginx
+    if [[ -n "${SERVER_PID:-}" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -53,8 +54,36 @@ print(f"photo.jpg: {w}x{w * 3 // 4}, {len(data)} bytes, progressive", file=sys.s
 PY
 BYTES=$(stat -c %s "$WORK/www/photo.jpg")
 
-NGINX_SERVER_EXTRA="limit_rate ${RATE:-200k};" start_nginx
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+python3 - "$WORK/www" "$PORT" "$RATE" <<'PY' &
+import http.server, os, sys, time
+root, port, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+piece = max(1, rate // 50)
+class Throttled(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        data = open(os.path.join(root, os.path.basename(self.path)), "rb").read()
+        self.send_response(200)
+        self.send_header("Content-Type", "image/jpeg")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        start = time.monotonic()
+        for n, offset in enumerate(range(0, len(data), piece)):
+            self.wfile.write(data[offset:offset + piece])
+            self.wfile.flush()
+            # Paced from the start, so the rate holds however long each write took.
+            time.sleep(max(0.0, start + (n + 1) * 0.02 - time.monotonic()))
+    def log_message(self, *args): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Throttled).serve_forever()
+PY
+SERVER_PID=$!
 URL="http://127.0.0.1:$PORT/photo.jpg"
+python3 -c "
+import socket, sys, time
+for _ in range(50):
+    try: socket.create_connection(('127.0.0.1', $PORT), timeout=1).close(); sys.exit(0)
+    except OSError: time.sleep(0.1)
+sys.exit('the origin did not start')"
 
 # Runs the command, its stdout to $1; prints "user+system wall" seconds of the child.
 measure() {
@@ -71,7 +100,7 @@ print(f"{usage.ru_utime + usage.ru_stime:.4f} {wall:.3f}")
 PY
 }
 
-echo "file=$BYTES bytes rate=${RATE:-200k}/s rounds=$ROUNDS nginx=127.0.0.1:$PORT"
+echo "file=$BYTES bytes rate=$RATE bytes/s rounds=$ROUNDS origin=127.0.0.1:$PORT"
 printf '%-6s %12s %12s %10s %12s %10s %8s\n' round normal-cpu-s progr-cpu-s cpu-ratio first-partial partials same
 ratios=""; firsts=""; failed=0
 for round in $(seq 1 "$ROUNDS"); do
