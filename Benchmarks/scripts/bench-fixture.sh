@@ -3,7 +3,8 @@
 # $WORK/www on 127.0.0.1:$PORT (start_nginx / stop_nginx; no root needed: nginx runs in the
 # foreground with a temp prefix).
 # Arguments: --files N --size BYTES --concurrency N --rounds N (each script uses what it needs).
-# Env: WEBIMAGE_BIN=path/to/webimage (default: builds the release product of this package with
+# Env: NGINX_SERVER_EXTRA="directives;" are added to nginx's server block (e.g. limit_rate).
+#      WEBIMAGE_BIN=path/to/webimage (default: builds the release product of this package with
 #      the Swift runtime linked in, as a Linux command-line tool ships: it starts in about half
 #      the time, in its own build directory .build-static).
 
@@ -56,6 +57,7 @@ http {
     server {
         listen 127.0.0.1:$PORT;
         root $WORK/www;
+        ${NGINX_SERVER_EXTRA:-}
     }
 }
 CONF

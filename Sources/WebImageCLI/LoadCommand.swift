@@ -52,6 +52,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(help: "Print only each pass's summary, on stdout (as JSON with --json).")
     var summaryOnly = false
 
+    @Flag(help: "Load progressively: print a line for each partial image before the load's own line (as JSON with --json).")
+    var progressive = false
+
     func validate() throws {
         guard passes >= 1 else { throw ValidationError("--passes must be at least 1") }
         if let maxPixelSize, maxPixelSize < 1 { throw ValidationError("--max-pixel-size must be positive") }
@@ -70,6 +73,7 @@ struct LoadCommand: AsyncParsableCommand {
         if refresh { options.insert(.refreshCached) }
         if memoryOnly { options.insert(.cacheMemoryOnly) }
         if fromCacheOnly { options.insert(.fromCacheOnly) }
+        if progressive { options.insert(.progressiveLoad) }
         var context = ImageLoadContext(maxPixelSize: maxPixelSize, headers: try common.parsedHeaders())
         context.transformer = try parsedResize()
         if noCache { context.cacheKeyFilter = { _ in nil } }
@@ -102,6 +106,8 @@ struct LoadCommand: AsyncParsableCommand {
         let outputDirectory = output
         let isOriginal = resize == nil && maxPixelSize == nil
         let hashesPixels = json && !summaryOnly
+        // Partial images print as they arrive, so they come before the pass's records.
+        let reportsPartials = progressive && !summaryOnly
         return await withTaskGroup(of: (Int, LoadRecord).self) { group in
             var next = 0
             func addNext() {
@@ -111,7 +117,11 @@ struct LoadCommand: AsyncParsableCommand {
                 group.addTask {
                     let start = ContinuousClock.now
                     do {
-                        let result = try await manager.loadImage(with: url, options: options, context: context)
+                        let result = try await reportsPartials
+                            ? manager.loadReportingPartials(url, options: options, context: context, start: start) { partial in
+                                print(json ? JSONOutput.line(partial) : partial.line)
+                            }
+                            : manager.loadImage(with: url, options: options, context: context)
                         let elapsed = ContinuousClock.now - start
                         if let outputDirectory { try Self.write(result, index: index, original: isOriginal, to: outputDirectory) }
                         return (index, LoadRecord(url: url, pass: pass, result: result, hashingPixels: hashesPixels, elapsed: elapsed))

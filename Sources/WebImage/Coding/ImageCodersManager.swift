@@ -78,9 +78,13 @@ public final class ImageCodersManager: ImageCoder {
         return try coder.encode(whole, format: format, options: options)
     }
 
+    /// The first coder's incremental decoder for `format`, whose images get the orientation and
+    /// scale ``decode(_:options:)`` gives (see ``CancellableIncrementalDecoder`` for stopping it).
     public func makeIncrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? {
         for coder in coders {
-            if let decoder = coder.makeIncrementalDecoder(for: format, options: options) { return decoder }
+            if let decoder = coder.makeIncrementalDecoder(for: format, options: options) {
+                return ManagedIncrementalDecoder(decoder, options: options)
+            }
         }
         return nil
     }

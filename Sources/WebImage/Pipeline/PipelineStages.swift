@@ -161,23 +161,26 @@ final class PipelineStages: Sendable {
                 fetch.setPriority(priority)
                 processing.setPriority(priority, ticket: ticket)
             }
-            let progressive = plan.options.contains(.progressiveLoad)
             return { [processing] stage in
-                var incremental: (any IncrementalImageDecoder)?
-                let fetched = try await fetch.value { event in
-                    switch event {
-                    case .progress(let received, let expected):
-                        stage.send(.progress(received: received, expected: expected))
-                    case .partialData(let data) where progressive:
-                        if incremental == nil {
-                            incremental = coders.makeIncrementalDecoder(for: ImageFormat.detect(data), options: options)
+                let partials = plan.options.contains(.progressiveLoad) ? ProgressivePartials(plan: plan, processing: processing, stage: stage) : nil
+                let fetched: FetchOutput
+                do {
+                    fetched = try await fetch.value { event in
+                        switch event {
+                        case .progress(let received, let expected):
+                            stage.send(.progress(received: received, expected: expected))
+                        case .partialData(let data):
+                            partials?.offer(data)
+                        default:
+                            break
                         }
-                        // A partial image is a preview: failing to make one is not a failure of the load.
-                        if let image = try? incremental?.update(with: data, isComplete: false) { stage.send(.partialImage(image)) }
-                    default:
-                        break
                     }
+                } catch {
+                    partials?.stop()
+                    throw error
                 }
+                // No partial image after the final one, and none decoding while it is made.
+                await partials?.finish()
                 switch fetched {
                 case .notModified(let response):
                     return .notModified(response)

@@ -251,8 +251,10 @@ struct ImageManagerOptionsTests {
     @Test func progressiveLoadDeliversPartialImages() async throws {
         try await withServer { server in
             let png = try SampleImages.encoded(.png, width: 200, height: 200)
-            server.route("/prog.png", LoopbackResponse(headers: ["Content-Type": "image/png"], body: .bytes(png),
-                                                       drip: (chunkSize: 2_048, interval: .milliseconds(2))))
+            // Slow enough that each hand-out of partial data (8 KB apart at least) comes after
+            // PartialDecodeThrottle.minimumInterval.
+            server.route("/prog.png", LoopbackResponse(headers: ["Content-Type": "image/png"], body: .bytes(png))
+                .throttled(bytesPerSecond: 40_000))
             let fixture = try ManagerFixture()
             let coders = ImageCodersManager(coders: [PreviewCoder()] + ImageCodersManager.defaultCoders)
             let task = fixture.manager.imageTask(with: server.url("/prog.png"), options: .progressiveLoad,

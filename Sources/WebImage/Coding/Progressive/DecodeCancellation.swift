@@ -1,0 +1,33 @@
+import Synchronization
+
+/// A flag that stops a running decode: set from any thread, read by the decoder between rows.
+///
+/// A progressive load hands its partial decodes one of these (through
+/// ``CancellableIncrementalDecoder``), so cancelling the load stops the decode in flight at its next
+/// band of rows instead of letting it finish a picture nobody will see.
+public final class DecodeCancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    /// Creates a flag that is not set.
+    public init() {}
+
+    /// Sets the flag; it stays set.
+    public func cancel() { flag.store(true, ordering: .relaxed) }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+
+    /// Throws ``WebImageError/cancelled`` once the flag is set.
+    public func check() throws {
+        if isCancelled { throw WebImageError.cancelled }
+    }
+}
+
+/// An ``IncrementalImageDecoder`` that a load can stop in the middle of an update.
+///
+/// The built-in incremental decoders (JPEG, PNG, GIF, WebP) are all of this kind.
+public protocol CancellableIncrementalDecoder: IncrementalImageDecoder {
+    /// Once set (from any thread), the running update and every later one throw
+    /// ``WebImageError/cancelled`` at their next check, between bands of rows.
+    var cancellation: DecodeCancellation { get }
+}
