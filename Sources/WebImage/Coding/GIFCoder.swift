@@ -32,7 +32,9 @@ public struct GIFCoder: ImageCoder {
             }
             defer { DGifCloseFile(file, &error) }
             var composer = GIFComposer(file: file, reader: reader, options: options)
-            return try composer.decode()
+            let image = try composer.decode()
+            // An ICC profile (rare in GIFs) applies to every frame, like APNG's and WebP's.
+            return try ColorConversion.applying(GIFICCProfile.read(data), to: image, options: options)
         }
     }
 
