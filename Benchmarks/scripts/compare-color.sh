@@ -2,8 +2,11 @@
 # Cost of colour management: full decode of the same 12-megapixel JPEG without a profile and with
 # an embedded Adobe RGB (1998) profile (a matrix/TRC profile like Display P3, so the same lcms2
 # pipeline), conversion to sRGB on (the default). Goal: the profile adds <= 15% to the decode.
-# Measured 2026-11-24 on this 2-core VM: ~60 ms plain, ~380 ms with the conversion (lcms2 2.14 runs
-# this profile at ~40 MP/s, Pillow's ImageCms the same): the goal is NOT met yet.
+# Before (lcms2's cmsDoTransform after the decode, ~40 MP/s): 50 ms plain, 367 ms with the profile.
+# After (MatrixShaperTransform, rows converted as libjpeg produces them on a second thread), measured
+# 2026-11-25 00:35 with a fuzzer holding most of one of the VM's two cores: 70-97 ms plain, 142-168 ms
+# with the profile. The conversion alone costs ~5 ns a pixel on one core (~58 ms for 12 MP); the goal
+# (<= +15%) holds only when the second core is free to hide it behind the decode.
 # Usage: Benchmarks/scripts/compare-color.sh [ITERATIONS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

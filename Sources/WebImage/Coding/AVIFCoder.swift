@@ -8,9 +8,10 @@ import Foundation
 /// AVIF decoding and encoding with libavif (AV1 through dav1d to decode, aom to encode, as
 /// Debian builds it): stills, image sequences, alpha, grids, 8/10/12-bit.
 ///
-/// - Colour: YUV becomes RGB by the matrix and range the file declares (its `nclx`), with no
-///   colour management: the pixels stay in the file's own colour space. Deeper samples are
-///   rounded to 8 bits by libavif.
+/// - Colour: YUV becomes RGB by the matrix and range the file declares (its `nclx`); then the
+///   file's ICC profile, or its nclx primaries and transfer (Display P3, BT.2020, PQ and HLG
+///   tone-mapped, see ``ColorProfileBuilder``), are converted to sRGB (see ``ColorConversion``)
+///   unless ``DecodeOptions/keepsColors``. Deeper samples are rounded to 8 bits by libavif.
 /// - Transformations: the clean aperture (`clap`) crop is applied, as a viewer shows it, unless
 ///   ``applyCleanAperture`` is off; `irot`/`imir` are reported as the EXIF-style
 ///   ``DecodedImage/orientation`` and not applied (``DecodeOptions/applyOrientation`` turns them).
@@ -56,6 +57,8 @@ public struct AVIFCoder: ImageCoder {
             // the AV1 decoder (dav1d) to refuse a bitstream bigger than the header says.
             decoder.pointee.imageSizeLimit = UInt32(clamping: min(Self.fullSizeLimit(options), Int(AVIF_DEFAULT_IMAGE_SIZE_LIMIT)))
             let hasAlpha = decoder.pointee.alphaPresent != AVIF_FALSE
+            let profile = Self.colorProfile(header.pointee)
+            let transform = options.keepsColors ? nil : ColorConversion.rgbaTransform(for: profile)
             let frameCount = options.firstFrameOnly ? 1 : max(1, Int(decoder.pointee.imageCount))
             var frames: [ImageFrame] = []
             var bytesSoFar = 0
@@ -66,21 +69,30 @@ public struct AVIFCoder: ImageCoder {
                 }
                 try Self.check(result, "frame \(index)")
                 guard let image = decoder.pointee.image else { throw WebImageError.corruptData("AVIF: no image") }
-                let bitmap = try frameBitmap(image, options: options)
+                let bitmap = try frameBitmap(image, options: options, transform: transform)
                 frames.append(ImageFrame(bitmap: bitmap, duration: frameCount > 1 ? decoder.pointee.imageTiming.duration : 0))
                 bytesSoFar += bitmap.byteCount
                 if bytesSoFar >= options.animationByteLimit { break }
             }
             // libavif 0.11 does not read the edit list that carries a repetition count; sequences
             // loop forever, as browsers play them.
-            return try DecodedImage(frames: frames, loopCount: 0, format: .avif, orientation: orientation,
-                                    scale: options.scale, hasAlpha: hasAlpha)
+            var decoded = try DecodedImage(frames: frames, loopCount: 0, format: .avif, orientation: orientation,
+                                           scale: options.scale, hasAlpha: hasAlpha)
+            if options.keepsColors { decoded.iccProfile = ColorConversion.keptProfile(profile) }
+            return decoded
         }
+    }
+
+    /// The colour space the file declares: its ICC profile when it has one, else a profile made
+    /// from its nclx primaries and transfer; `nil` for sRGB (or unspecified) colours.
+    static func colorProfile(_ image: avifImage) -> Data? {
+        if let bytes = image.icc.data, image.icc.size > 0 { return Data(bytes: bytes, count: image.icc.size) }
+        return ColorProfileBuilder.nclxProfile(primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics))
     }
 
     /// The current frame as RGBA8: cropped to the clean aperture, then resampled when the options
     /// ask for a smaller image.
-    private func frameBitmap(_ image: UnsafeMutablePointer<avifImage>, options: DecodeOptions) throws -> Bitmap {
+    private func frameBitmap(_ image: UnsafeMutablePointer<avifImage>, options: DecodeOptions, transform: ICCTransform?) throws -> Bitmap {
         var source = UnsafePointer(image)
         var pendingCrop: avifCropRect?
         var view: UnsafeMutablePointer<avifImage>?
@@ -93,17 +105,22 @@ public struct AVIFCoder: ImageCoder {
                 if avifImageSetViewRect(cropped, image, [rect]) == AVIF_RESULT_OK { source = UnsafePointer(cropped) } else { pendingCrop = rect }
             }
         }
-        var bitmap = try Self.rgba(source)
+        let shown = pendingCrop.map { (Int($0.width), Int($0.height)) } ?? (Int(source.pointee.width), Int(source.pointee.height))
+        let target = try options.targetSize(width: shown.0, height: shown.1)
+        let isFinalSize = pendingCrop == nil && (target.width, target.height) == shown
+        // At full size the rows are converted while the bitmap is made; a thumbnail converts
+        // only its own, far fewer, pixels after the resample.
+        var bitmap = try Self.rgba(source, converting: isFinalSize ? transform : nil, parallel: options.parallelDecoding)
         if let rect = pendingCrop { bitmap = try bitmap.cropped(x: Int(rect.x), y: Int(rect.y), width: Int(rect.width), height: Int(rect.height)) }
-        let target = try options.targetSize(width: bitmap.width, height: bitmap.height)
         if (target.width, target.height) != (bitmap.width, bitmap.height) {
             bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
         }
+        if !isFinalSize, let transform { bitmap = try ColorConversion.convert(bitmap, with: transform, parallel: options.parallelDecoding) }
         return bitmap
     }
 
     /// Converts a YUV image to RGBA8 with libavif, by the matrix and range the image declares.
-    private static func rgba(_ source: UnsafePointer<avifImage>) throws -> Bitmap {
+    private static func rgba(_ source: UnsafePointer<avifImage>, converting transform: ICCTransform?, parallel: Bool) throws -> Bitmap {
         let width = Int(source.pointee.width), height = Int(source.pointee.height)
         return try Bitmap(width: width, height: height) { buffer in
             var rgb = avifRGBImage()
@@ -114,6 +131,9 @@ public struct AVIFCoder: ImageCoder {
             rgb.pixels = buffer.bindMemory(to: UInt8.self).baseAddress
             rgb.rowBytes = UInt32(width * 4)
             try check(avifImageYUVToRGB(source, &rgb), "YUV to RGB")
+            if let transform, let base = buffer.baseAddress {
+                transform.run(base, base, pixelCount: width * height, parallel: parallel)
+            }
         }
     }
 
@@ -150,6 +170,10 @@ public struct AVIFCoder: ImageCoder {
         defer { yuvImages.forEach { avifImageDestroy($0) } }
         for frame in frames {
             let yuv = try Self.yuvImage(frame.bitmap, lossless: options.lossless, hasAlpha: hasAlpha)
+            // Kept colours (``DecodeOptions/keepsColors``) carry their profile into the file.
+            if let profile = image.iccProfile, !profile.isEmpty {
+                profile.withUnsafeBytes { avifImageSetProfileICC(yuv, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+            }
             yuvImages.append(yuv)
             let duration = UInt64(max(1, (frame.duration * 1000).rounded()))
             // Lossless inter frames from Debian's aom 3.6 decode as copies of the frame before

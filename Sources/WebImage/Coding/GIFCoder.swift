@@ -22,7 +22,9 @@ public struct GIFCoder: ImageCoder {
 
     public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
-        return try AnimationDecoding.decodeAll(GIFAnimationSource(data: data, options: options), options: options)
+        let image = try AnimationDecoding.decodeAll(GIFAnimationSource(data: data, options: options), options: options)
+        // An ICC profile (rare in GIFs) applies to every frame, like APNG's and WebP's.
+        return try ColorConversion.applying(GIFICCProfile.read(data), to: image, options: options)
     }
 
     static func error(code: Int32, reader: GIFReader) -> WebImageError {

@@ -14,7 +14,9 @@ import Foundation
 /// - Thumbnails: when ``DecodeOptions/maxPixelSize`` is set and the file carries a thumbnail
 ///   image at least that big, the thumbnail is decoded instead of the primary image and
 ///   resampled to the requested size; otherwise the primary image is decoded and resampled.
-/// - Colour: YUV becomes RGB by the file's `nclx` matrix; no colour management.
+/// - Colour: YUV becomes RGB by the file's `nclx` matrix; then the ICC profile of its `colr` box,
+///   or its nclx primaries and transfer (Display P3, BT.2020, PQ and HLG tone-mapped), are
+///   converted to sRGB (see ``ColorConversion``) unless ``DecodeOptions/keepsColors``.
 /// - Limits: the declared size is checked against ``DecodeOptions/pixelLimit`` before decoding.
 ///   Image sequences (`msf1`) decode to their primary still image; libheif 1.15 reads no tracks.
 public struct HEIFCoder: ImageCoder {
@@ -52,17 +54,26 @@ public struct HEIFCoder: ImageCoder {
             let width = Int(heif_image_handle_get_width(primary)), height = Int(heif_image_handle_get_height(primary))
             let target = try options.targetSize(width: width, height: height)
             let hasAlpha = heif_image_handle_has_alpha_channel(primary) != 0
-            var bitmap: Bitmap
-            if (target.width, target.height) != (width, height), let thumbnail = Self.thumbnail(of: primary, atLeast: max(target.width, target.height)) {
+            let isFullSize = (target.width, target.height) == (width, height)
+            let decoded: (bitmap: Bitmap, profile: Data?)
+            if !isFullSize, let thumbnail = Self.thumbnail(of: primary, atLeast: max(target.width, target.height)) {
                 defer { heif_image_handle_release(thumbnail) }
-                bitmap = try Self.decode(thumbnail)
+                decoded = try Self.decode(thumbnail, profile: Self.colorProfile(primary), convertingRows: false)
             } else {
-                bitmap = try Self.decode(primary)
+                // At full size the rows are converted as they are copied out of libheif.
+                decoded = try Self.decode(primary, profile: Self.colorProfile(primary), convertingRows: isFullSize && !options.keepsColors)
             }
+            var bitmap = decoded.bitmap
+            let profile = decoded.profile
             if (target.width, target.height) != (bitmap.width, bitmap.height) {
                 bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
             }
-            return DecodedImage(bitmap: bitmap, format: .heic, orientation: .up, scale: options.scale, hasAlpha: hasAlpha)
+            if !isFullSize, !options.keepsColors, let transform = ColorConversion.rgbaTransform(for: profile) {
+                bitmap = try ColorConversion.convert(bitmap, with: transform, parallel: options.parallelDecoding)
+            }
+            var image = DecodedImage(bitmap: bitmap, format: .heic, orientation: .up, scale: options.scale, hasAlpha: hasAlpha)
+            if options.keepsColors { image.iccProfile = ColorConversion.keptProfile(profile) }
+            return image
         }
     }
 
@@ -87,8 +98,27 @@ public struct HEIFCoder: ImageCoder {
         return best?.handle
     }
 
-    /// Decodes one image handle to RGBA8, transformations applied.
-    private static func decode(_ handle: OpaquePointer) throws -> Bitmap {
+    /// The colour space of the primary image: its ICC profile (`rICC`/`prof`) when it has one,
+    /// else a profile made from its nclx primaries and transfer; `nil` for sRGB or unspecified.
+    /// (An embedded thumbnail is shown in its primary image's colours, as the format intends.)
+    static func colorProfile(_ handle: OpaquePointer) -> Data? {
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        if size > 0, size <= ICCTransformCache.maximumProfileSize {
+            var bytes = [UInt8](repeating: 0, count: size)
+            if heif_image_handle_get_raw_color_profile(handle, &bytes).code == heif_error_Ok { return Data(bytes) }
+        }
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else { return nil }
+        defer { heif_nclx_color_profile_free(nclx) }
+        return ColorProfileBuilder.nclxProfile(primaries: Int(nclx.pointee.color_primaries.rawValue),
+                                               transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
+    }
+
+    /// Decodes one image handle to RGBA8, transformations applied, and returns it with its colour
+    /// profile: `profile` (from the `colr` box), else the nclx values of the HEVC stream itself
+    /// (its VUI, where `heif-enc` puts them). With `convertingRows`, the rows are converted to
+    /// sRGB as they are copied out of libheif.
+    private static func decode(_ handle: OpaquePointer, profile boxProfile: Data?, convertingRows: Bool) throws -> (bitmap: Bitmap, profile: Data?) {
         guard let decodingOptions = heif_decoding_options_alloc() else { throw WebImageError.tooLarge("HEIF: out of memory") }
         defer { heif_decoding_options_free(decodingOptions) }
         decodingOptions.pointee.convert_hdr_to_8bit = 1
@@ -98,18 +128,31 @@ public struct HEIFCoder: ImageCoder {
         defer { heif_image_release(image) }
         let width = Int(heif_image_get_width(image, heif_channel_interleaved))
         let height = Int(heif_image_get_height(image, heif_channel_interleaved))
+        var profile = boxProfile
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        if profile == nil, heif_image_get_nclx_color_profile(image, &nclx).code == heif_error_Ok, let nclx {
+            profile = ColorProfileBuilder.nclxProfile(primaries: Int(nclx.pointee.color_primaries.rawValue),
+                                                      transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
+            heif_nclx_color_profile_free(nclx)
+        }
+        let transform = convertingRows ? ColorConversion.rgbaTransform(for: profile) : nil
         var stride: Int32 = 0
         guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
               width > 0, height > 0, Int(stride) >= width * 4 else {
             throw WebImageError.corruptData("HEIF: decoded image has no RGBA plane")
         }
-        return try Bitmap(width: width, height: height) { buffer in
+        let bitmap = try Bitmap(width: width, height: height) { buffer in
             guard let target = buffer.baseAddress else { return }
             let rowBytes = width * 4
             for row in 0..<height {
-                (target + row * rowBytes).copyMemory(from: plane + row * Int(stride), byteCount: rowBytes)
+                if let transform {
+                    transform.run(plane + row * Int(stride), target + row * rowBytes, pixelCount: width)
+                } else {
+                    (target + row * rowBytes).copyMemory(from: plane + row * Int(stride), byteCount: rowBytes)
+                }
             }
         }
+        return (bitmap, profile)
     }
 
     private static func check(_ error: heif_error) throws {

@@ -17,8 +17,10 @@ import Foundation
 ///   resampled; one full bitmap exists at a time.
 /// - Limits: the size in the basic-info header is checked against ``DecodeOptions/pixelLimit``
 ///   before libjxl decodes any frame; frames stop at ``DecodeOptions/animationByteLimit``.
-/// - Colour: pixels come out in the file's own colour space (no colour management); images coded
-///   in XYB come out in the colour space libjxl's decoder picks without a CMS.
+/// - Colour: the colour space of the pixels libjxl returns (the file's structured colour
+///   encoding or ICC profile; for XYB-coded images, the space libjxl's decoder picks without a
+///   CMS) is converted to sRGB (see ``JXLColorProfile``, ``ColorConversion``) unless
+///   ``DecodeOptions/keepsColors``.
 public struct JXLCoder: ImageCoder {
     /// libjxl's encoder effort, 1 (fastest) to 9 (smallest).
     public var encodeEffort: Int
@@ -43,7 +45,8 @@ public struct JXLCoder: ImageCoder {
                 throw WebImageError.corruptData("JPEG XL: cannot set the thread runner")
             }
         }
-        let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
+        let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue
+                           | JXL_DEC_FULL_IMAGE.rawValue)
         guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
               JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS,
               JxlDecoderSetUnpremultiplyAlpha(decoder, 1) == JXL_DEC_SUCCESS else {
@@ -60,6 +63,8 @@ public struct JXLCoder: ImageCoder {
             var duration = 0.0
             var byteCount = 0
             var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+            var profile: Data?
+            var transform: ICCTransform?
             decoding: while true {
                 let status = JxlDecoderProcessInput(decoder)
                 switch status {
@@ -68,6 +73,9 @@ public struct JXLCoder: ImageCoder {
                         throw WebImageError.corruptData("JPEG XL: basic info")
                     }
                     try options.checkFullSizeCanvas(width: Int(info.xsize), height: Int(info.ysize))
+                case JXL_DEC_COLOR_ENCODING:
+                    profile = JXLColorProfile.profile(decoder)
+                    transform = options.keepsColors ? nil : ColorConversion.rgbaTransform(for: profile)
                 case JXL_DEC_FRAME:
                     var header = JxlFrameHeader()
                     guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else {
@@ -81,17 +89,23 @@ public struct JXLCoder: ImageCoder {
                           size == Bitmap.byteCount(width: width, height: height) else {
                         throw WebImageError.corruptData("JPEG XL: unexpected output size")
                     }
-                    // libjxl writes the frame straight into the bitmap, then signals the full image.
+                    let target = try options.targetSize(width: width, height: height)
+                    let isFullSize = (target.width, target.height) == (width, height)
+                    // libjxl writes the frame straight into the bitmap, then signals the full image;
+                    // at full size it is converted to sRGB there, a thumbnail after its resample.
                     var bitmap = try Bitmap(width: width, height: height) { buffer in
                         guard JxlDecoderSetImageOutBuffer(decoder, &format, buffer.baseAddress, buffer.count) == JXL_DEC_SUCCESS else {
                             throw WebImageError.corruptData("JPEG XL: cannot set the output buffer")
                         }
                         let result = JxlDecoderProcessInput(decoder)
                         guard result == JXL_DEC_FULL_IMAGE else { throw Self.error(result, framesSoFar: frames.count) }
+                        if isFullSize, let transform, let base = buffer.baseAddress {
+                            transform.run(base, base, pixelCount: width * height, parallel: options.parallelDecoding)
+                        }
                     }
-                    let target = try options.targetSize(width: width, height: height)
-                    if (target.width, target.height) != (width, height) {
+                    if !isFullSize {
                         bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
+                        if let transform { bitmap = try ColorConversion.convert(bitmap, with: transform, parallel: options.parallelDecoding) }
                     }
                     frames.append(ImageFrame(bitmap: bitmap, duration: info.have_animation != 0 ? duration : 0))
                     byteCount += bitmap.byteCount
@@ -107,9 +121,11 @@ public struct JXLCoder: ImageCoder {
                 }
             }
             let hasAlpha = info.alpha_bits > 0
-            return try DecodedImage(frames: frames, loopCount: Int(info.animation.num_loops), format: .jxl,
-                                    orientation: ImageOrientation(exifValue: Int(info.orientation.rawValue)),
-                                    scale: options.scale, hasAlpha: hasAlpha)
+            var image = try DecodedImage(frames: frames, loopCount: Int(info.animation.num_loops), format: .jxl,
+                                         orientation: ImageOrientation(exifValue: Int(info.orientation.rawValue)),
+                                         scale: options.scale, hasAlpha: hasAlpha)
+            if options.keepsColors { image.iccProfile = ColorConversion.keptProfile(profile) }
+            return image
         }
     }
 
@@ -129,7 +145,8 @@ public struct JXLCoder: ImageCoder {
 
     /// Encodes lossy (`options.quality` mapped to a butteraugli distance as `cjxl` maps its
     /// quality) or lossless (`options.lossless`); an animated image becomes a JPEG XL animation
-    /// unless `options.firstFrameOnly`. Pixels are taken as sRGB.
+    /// unless `options.firstFrameOnly`. Pixels are taken as sRGB, or as ``DecodedImage/iccProfile``
+    /// when the image has one (then embedded).
     public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .jxl else { throw WebImageError.unsupportedFormat("JXLCoder encodes JPEG XL only") }
         guard let encoder = JxlEncoderCreate(nil) else { throw WebImageError.encodingFailed("JPEG XL: cannot create an encoder") }
@@ -157,8 +174,17 @@ public struct JXLCoder: ImageCoder {
         }
         var color = JxlColorEncoding()
         JxlColorEncodingSetToSRGB(&color, 0)
-        guard JxlEncoderSetBasicInfo(encoder, &info) == JXL_ENC_SUCCESS,
-              JxlEncoderSetColorEncoding(encoder, &color) == JXL_ENC_SUCCESS,
+        // Kept colours (``DecodeOptions/keepsColors``) carry their profile into the file.
+        let colorSet: Bool
+        if let profile = image.iccProfile, !profile.isEmpty {
+            colorSet = JxlEncoderSetBasicInfo(encoder, &info) == JXL_ENC_SUCCESS && profile.withUnsafeBytes {
+                JxlEncoderSetICCProfile(encoder, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) == JXL_ENC_SUCCESS
+            }
+        } else {
+            colorSet = JxlEncoderSetBasicInfo(encoder, &info) == JXL_ENC_SUCCESS
+                && JxlEncoderSetColorEncoding(encoder, &color) == JXL_ENC_SUCCESS
+        }
+        guard colorSet,
               let settings = JxlEncoderFrameSettingsCreate(encoder, nil) else {
             throw WebImageError.encodingFailed("JPEG XL: encoder setup failed")
         }

@@ -25,7 +25,8 @@ public struct PNGCoder: ImageCoder {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         if FormatDetection(data).isAnimated, !options.firstFrameOnly,
            let animation = try APNGDecoder.decode(data, options: options) {
-            return animation
+            // The colour chunks precede the image data and apply to every frame.
+            return try ColorConversion.applying(PNGColorProfile.profile(of: data), to: animation, options: options)
         }
         let still: Still
         do {

@@ -20,7 +20,7 @@ import Testing
           .enabled(if: CodecTool.avifdec.isAvailable, CodecTool.avifdec.absentReason), arguments: avifdecFiles)
     func matchesAvifdecPixelForPixel(_ name: String) throws {
         let directory = try TemporaryDirectory()
-        let image = try AVIFCoder().decode(try Corpus.data(name), options: DecodeOptions())
+        let image = try AVIFCoder().decode(try Corpus.data(name), options: DecodeOptions(keepsColors: true))
         for index in image.frames.indices {
             let png = directory.url.appendingPathComponent("\(index).png").path
             try CodecTool.avifdec.run(["--depth", "8", "--index", "\(index)", try #require(Corpus.url(name)).path, png])

@@ -17,7 +17,7 @@ import Testing
         try CodecTool.heifConvert.run([try #require(Corpus.url(name)).path, png])
         // The tools write the decoded pixels as they are, with the file's profile embedded: compare them kept.
         let truth = try PNGCoder().decode(try Data(contentsOf: URL(fileURLWithPath: png)), options: DecodeOptions(keepsColors: true))
-        let image = try ImageCodersManager.shared.decode(try Corpus.data(name), options: DecodeOptions())
+        let image = try ImageCodersManager.shared.decode(try Corpus.data(name), options: DecodeOptions(keepsColors: true))
         #expect(image.format == .heic && image.orientation == .up)
         #expect(PixelDifference.maximum(image.bitmap, truth.bitmap) == 0)
     }

@@ -16,7 +16,7 @@ import Testing
         try CodecTool.djxl.run([try #require(Corpus.url(name)).path, png])
         // The tools write the decoded pixels as they are, with the file's profile embedded: compare them kept.
         let truth = try PNGCoder().decode(try Data(contentsOf: URL(fileURLWithPath: png)), options: DecodeOptions(keepsColors: true))
-        let image = try ImageCodersManager.shared.decode(try Corpus.data(name), options: DecodeOptions())
+        let image = try ImageCodersManager.shared.decode(try Corpus.data(name), options: DecodeOptions(keepsColors: true))
         #expect(image.format == .jxl && image.width == 600 && image.height == 420)
         #expect(try #require(PixelDifference.maximum(image.bitmap, truth.bitmap)) <= 1)
     }

@@ -17,8 +17,10 @@ import Foundation
 /// returned as it is at the cost of one lookup. Profiles lcms2 cannot read, or whose colour
 /// space is not the pixels' (a grey profile on a colour JPEG), are ignored, as browsers ignore them.
 ///
-/// Other coders (AVIF, HEIF, JPEG XL) call ``convertToSRGB(_:iccProfile:parallel:)`` with the
-/// profile from their `colr` box, or with one made by ``ColorProfileBuilder`` from nclx values.
+/// AVIF, HEIF and JPEG XL convert with the profile from their `colr` box or colour encoding, or
+/// with one made by ``ColorProfileBuilder`` from nclx values; full-size decodes convert their
+/// rows in place while making the bitmap, thumbnails after the resample. Matrix/TRC profiles run
+/// on ``MatrixShaperTransform`` instead of lcms2's per-pixel loop.
 public enum ColorConversion {
     /// `bitmap` converted from `iccProfile` to sRGB, or `bitmap` itself when there is nothing to
     /// convert (no usable profile, or an sRGB one).
@@ -28,12 +30,32 @@ public enum ColorConversion {
         guard let iccProfile, let transform = ICCTransformCache.shared.transform(for: iccProfile, input: .rgba) else {
             return bitmap
         }
-        return try bitmap.withUnsafeBytes { source in
+        return try convert(bitmap, with: transform, parallel: parallel)
+    }
+
+    /// `bitmap` converted by `transform` into a new bitmap.
+    static func convert(_ bitmap: Bitmap, with transform: ICCTransform, parallel: Bool) throws -> Bitmap {
+        try bitmap.withUnsafeBytes { source in
             try Bitmap(width: bitmap.width, height: bitmap.height) { target in
                 guard let from = source.baseAddress, let to = target.baseAddress else { return }
                 transform.run(from, to, pixelCount: bitmap.width * bitmap.height, parallel: parallel)
             }
         }
+    }
+
+    /// The transform from `iccProfile` to sRGB for RGBA8 pixels, or `nil` when there is nothing
+    /// to convert; for decoders that convert their rows in place as they decode them
+    /// (``RowConversionPipeline``).
+    static func rgbaTransform(for iccProfile: Data?) -> ICCTransform? {
+        guard let iccProfile else { return nil }
+        return ICCTransformCache.shared.transform(for: iccProfile, input: .rgba)
+    }
+
+    /// Converts RGBA8 pixels in place from `iccProfile` to sRGB (nothing when there is nothing to
+    /// convert), for decoders that own the bytes of a bitmap still being made.
+    static func convertInPlace(_ buffer: UnsafeMutableRawBufferPointer, iccProfile: Data?, parallel: Bool) {
+        guard let transform = rgbaTransform(for: iccProfile), let base = buffer.baseAddress else { return }
+        transform.run(UnsafeRawPointer(base), base, pixelCount: buffer.count / 4, parallel: parallel)
     }
 
     /// `profile` when it describes RGB pixels (its header says `RGB `), the only profiles a

@@ -1,4 +1,7 @@
 import CLCMS2
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -7,7 +10,8 @@ import Foundation
 
 /// Makes ICC profiles from a colour space's description, for files that describe their colours
 /// without a profile: PNG `cHRM`/`gAMA`, and the nclx values (primaries, transfer) of AVIF, HEIF
-/// and JPEG XL. The result feeds ``ColorConversion/convertToSRGB(_:iccProfile:parallel:)``.
+/// and JPEG XL. HDR transfers (PQ, HLG) become curves that tone-map them for an SDR display
+/// (see ``toneMapped(_:)``); the profiles are matrix/TRC, so they convert on the fast path. The result feeds ``ColorConversion/convertToSRGB(_:iccProfile:parallel:)``.
 public enum ColorProfileBuilder {
     /// A chromaticity (CIE xy).
     public struct Chromaticity: Sendable, Hashable {
@@ -62,17 +66,67 @@ public enum ColorProfileBuilder {
         /// 5 is 2.8, 8 is linear).
         case gamma(Double)
 
+        /// SMPTE ST 2084 (PQ, nclx transfer 16), tone-mapped for an sRGB display: see
+        /// ``ColorProfileBuilder/toneMapped(_:)``.
+        case pq
+        /// ARIB STD-B67 (HLG, nclx transfer 18): its inverse OETF and a 1000 cd/m² display's OOTF
+        /// (gamma 1.2, per channel), then tone-mapped like ``pq``.
+        case hlg
+
         /// The transfer of an nclx `transfer_characteristics` code, or `nil` for codes not handled
-        /// here (PQ and HLG need tone mapping, not a profile).
+        /// here (they are shown as sRGB).
         public init?(nclx code: Int) {
             switch code {
             case 1, 6, 13, 14, 15: self = .sRGB
             case 4: self = .gamma(2.2)
             case 5: self = .gamma(2.8)
             case 8: self = .gamma(1)
+            case 16: self = .pq
+            case 18: self = .hlg
             default: return nil
             }
         }
+
+        /// Encoded value (0...1) to display-relative linear light (0...1, sRGB white at 1), for
+        /// the transfers that have no closed form in an ICC profile.
+        func linear(_ encoded: Double) -> Double {
+            switch self {
+            case .sRGB: return encoded <= 0.04045 ? encoded / 12.92 : pow((encoded + 0.055) / 1.055, 2.4)
+            case .gamma(let exponent): return pow(encoded, exponent)
+            case .pq:
+                let m1 = 2610.0 / 16384, m2 = 2523.0 / 4096 * 128, c1 = 3424.0 / 4096, c2 = 2413.0 / 4096 * 32, c3 = 2392.0 / 4096 * 32
+                let power = pow(max(0, encoded), 1 / m2)
+                let nits = 10000 * pow(max(0, power - c1) / (c2 - c3 * power), 1 / m1)
+                return ColorProfileBuilder.toneMapped(nits / ColorProfileBuilder.referenceWhite)
+            case .hlg:
+                let a = 0.17883277, b = 1 - 4 * 0.17883277, c = 0.5 - a * log(4 * a)
+                let scene = encoded <= 0.5 ? encoded * encoded / 3 : (exp((encoded - c) / a) + b) / 12
+                return ColorProfileBuilder.toneMapped(1000 * pow(max(0, scene), 1.2) / ColorProfileBuilder.referenceWhite)
+            }
+        }
+    }
+
+    /// HDR reference white in cd/m² (ITU-R BT.2408): the level shown as sRGB's white.
+    static let referenceWhite = 203.0
+
+    /// HDR light relative to reference white, fitted into SDR's 0...1: unchanged up to 0.75, then
+    /// rolled off smoothly (an exponential shoulder with the same slope at the knee) towards 1,
+    /// so highlights keep some gradation instead of clipping flat. A deliberately simple curve;
+    /// browsers on SDR screens tone-map in similar spirit, each with its own curve.
+    static func toneMapped(_ relative: Double) -> Double {
+        let knee = 0.75
+        guard relative > knee else { return max(0, relative) }
+        return knee + (1 - knee) * (1 - exp(-(relative - knee) / (1 - knee)))
+    }
+
+    /// The profile for nclx `colour_primaries` and `transfer_characteristics` codes (ITU-T
+    /// H.273, as in AVIF and HEIF `colr` boxes), or `nil` when the pixels need no conversion:
+    /// sRGB itself, unspecified (2) values, which are shown as sRGB, or codes not handled here.
+    public static func nclxProfile(primaries: Int, transfer: Int) -> Data? {
+        let primaries = primaries == 2 ? Primaries.sRGB : Primaries(nclx: primaries)
+        let transfer = transfer == 2 ? Transfer.sRGB : Transfer(nclx: transfer)
+        guard let primaries, let transfer, (primaries, transfer) != (.sRGB, .sRGB) else { return nil }
+        return rgbProfile(primaries: primaries, transfer: transfer)
     }
 
     /// The bytes of an RGB matrix/TRC ICC profile for `primaries` and `transfer`, or `nil` when
@@ -92,6 +146,10 @@ public enum ColorProfileBuilder {
         case .gamma(let exponent):
             guard exponent.isFinite, exponent > 0.05, exponent < 20 else { return nil }
             curve = cmsBuildGamma(nil, exponent)
+        case .pq, .hlg:
+            // Sampled finely enough that interpolating between entries is far below an 8-bit step.
+            var table = (0..<4096).map { Float(transfer.linear(Double($0) / 4095)) }
+            curve = cmsBuildTabulatedToneCurveFloat(nil, cmsUInt32Number(table.count), &table)
         }
         guard let curve else { return nil }
         defer { cmsFreeToneCurve(curve) }

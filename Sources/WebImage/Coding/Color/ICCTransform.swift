@@ -13,6 +13,10 @@ import Foundation
 /// cache, so without it `cmsDoTransform` only reads the transform and may run on many threads at
 /// once. The handle is kept as an integer (as ``PixelBuffer`` keeps its address) because nothing
 /// writes through it after `init`.
+///
+/// RGB matrix/TRC profiles (most photos' Display P3 or Adobe RGB) skip lcms2's per-pixel
+/// machinery: ``MatrixShaperTransform`` runs the same arithmetic lcms2 would, about ten times
+/// faster.
 final class ICCTransform: Sendable {
     /// The pixels a transform reads: RGBA8 (alpha copied through) or CMYK8, plain or inverted
     /// (Adobe's CMYK JPEGs store 255 for no ink).
@@ -31,18 +35,31 @@ final class ICCTransform: Sendable {
     }
 
     private let address: UInt
+    /// Set for RGB matrix/TRC profiles; then `address` is 0.
+    private let matrixShaper: MatrixShaperTransform?
     let input: Input
+
+    /// Whether this transform runs through ``MatrixShaperTransform`` (for tests).
+    var isMatrixShaper: Bool { matrixShaper != nil }
 
     /// A transform from `profile` to sRGB, or `nil` when lcms2 cannot read the profile, the
     /// profile's colour space does not match `input`, or no transform can be made from it.
     /// The intent is perceptual, or relative colorimetric when the profile has no perceptual
     /// table (what browsers do); no black point compensation.
-    init?(profile bytes: Data, input: Input) {
+    /// - Parameter matrixShaper: whether a matrix/TRC profile may use ``MatrixShaperTransform``
+    ///   (tests turn it off to compare with lcms2).
+    init?(profile bytes: Data, input: Input, matrixShaper allowsMatrixShaper: Bool = true) {
+        var matrixShaper: MatrixShaperTransform?
         let handle: cmsHTRANSFORM? = bytes.withUnsafeBytes { raw -> cmsHTRANSFORM? in
             guard let base = raw.baseAddress, raw.count > 0,
                   let source = cmsOpenProfileFromMem(base, cmsUInt32Number(raw.count)) else { return nil }
             defer { cmsCloseProfile(source) }
-            guard cmsGetColorSpace(source) == input.colorSpace, let sRGB = cmsCreate_sRGBProfile() else { return nil }
+            guard cmsGetColorSpace(source) == input.colorSpace else { return nil }
+            if input == .rgba, allowsMatrixShaper, let fast = MatrixShaperTransform(profile: source) {
+                matrixShaper = fast
+                return nil
+            }
+            guard let sRGB = cmsCreate_sRGBProfile() else { return nil }
             defer { cmsCloseProfile(sRGB) }
             let intent: cmsUInt32Number = cmsIsIntentSupported(source, cmsUInt32Number(INTENT_PERCEPTUAL), cmsUInt32Number(LCMS_USED_AS_INPUT)) != 0
                 ? cmsUInt32Number(INTENT_PERCEPTUAL) : cmsUInt32Number(INTENT_RELATIVE_COLORIMETRIC)
@@ -50,19 +67,29 @@ final class ICCTransform: Sendable {
             if input == .rgba { flags |= cmsUInt32Number(cmsFLAGS_COPY_ALPHA) }
             return cmsCreateTransformTHR(nil, source, input.lcmsFormat, sRGB, webimage_TYPE_RGBA_8, intent, flags)
         }
-        guard let handle else { return nil }
-        self.address = UInt(bitPattern: handle)
+        if let matrixShaper {
+            self.address = 0
+            self.matrixShaper = matrixShaper
+        } else {
+            guard let handle else { return nil }
+            self.address = UInt(bitPattern: handle)
+            self.matrixShaper = nil
+        }
         self.input = input
     }
 
     deinit {
-        cmsDeleteTransform(UnsafeMutableRawPointer(bitPattern: address))
+        if let handle = UnsafeMutableRawPointer(bitPattern: address) { cmsDeleteTransform(handle) }
     }
 
     /// Converts `pixelCount` pixels (4 bytes each) from `source` to `target`, which may be the
     /// same memory: lcms2 reads a pixel before it writes it. A CMYK input leaves alpha to the
     /// caller.
     func run(_ source: UnsafeRawPointer, _ target: UnsafeMutableRawPointer, pixelCount: Int) {
+        if let matrixShaper {
+            matrixShaper.run(source, target, pixelCount: pixelCount)
+            return
+        }
         cmsDoTransform(UnsafeMutableRawPointer(bitPattern: address), source, target, cmsUInt32Number(pixelCount))
     }
 

@@ -57,6 +57,12 @@ public struct JPEGCoder: ImageCoder {
             let isEighthScale = (scaled.width, scaled.height) == ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
             let fastDecoded = isEighthScale && !isCMYK && decodesEighthScaleFromDC
                 ? try JPEGEighthScaleDecoder.decode(bytes, options: options) : nil
+            if fastDecoded == nil, !isCMYK, !options.keepsColors, (scaled.width, scaled.height) == (target.width, target.height),
+               let transform = ColorConversion.rgbaTransform(for: profile) {
+                return try Self.decodeConverting(bytes, transform: transform, size: scaled,
+                                                 denominator: Self.dctDenominator(width: Int(width), height: Int(height), atLeast: target),
+                                                 options: options)
+            }
             let decoded = try fastDecoded ?? Bitmap(width: scaled.width, height: scaled.height) { buffer in
                 let output = buffer.bindMemory(to: UInt8.self).baseAddress!
                 let status = tjDecompress2(handle, base, UInt(bytes.count), output, Int32(scaled.width), 0,
@@ -99,6 +105,19 @@ public struct JPEGCoder: ImageCoder {
         let resized = try Self.resized(decoded, to: target, options: options)
         return isCMYK || options.keepsColors ? resized
             : try ColorConversion.convertToSRGB(resized, iccProfile: profile, parallel: options.parallelDecoding)
+    }
+
+    /// A decode that needs no resample, with a profile to convert: through libjpeg's row API, so
+    /// each batch of rows is converted to sRGB while it is still in cache (on a second thread when
+    /// there is one, see ``RowConversionPipeline``). TurboJPEG 2.1 hands back only whole images.
+    private static func decodeConverting(_ bytes: UnsafeRawBufferPointer, transform: ICCTransform, size: (width: Int, height: Int),
+                                         denominator: Int, options: DecodeOptions) throws -> Bitmap {
+        let decompressor = try JPEGLibDecompressor(bytes)
+        return try Bitmap(width: size.width, height: size.height) { buffer in
+            try RowConversionPipeline.run(transform, buffer: buffer, rowBytes: size.width * 4, parallel: options.parallelDecoding) { rowsDone in
+                try decompressor.decode(into: buffer, denominator: denominator, size: size, convertCMYK: { _ in }, rowsDone: rowsDone)
+            }
+        }
     }
 
     /// `decoded` itself when it has the target size, else resampled to it.

@@ -37,6 +37,16 @@ struct JPEGLibDecompressor: ~Copyable {
     /// the scaled size.
     consuming func decode(denominator: Int, size: (width: Int, height: Int),
                           convertCMYK: (UnsafeMutableRawBufferPointer) -> Void) throws -> Bitmap {
+        try Bitmap(width: size.width, height: size.height) { buffer in
+            try decode(into: buffer, denominator: denominator, size: size, convertCMYK: convertCMYK)
+        }
+    }
+
+    /// ``decode(denominator:size:convertCMYK:)`` into `buffer` (the scaled size's RGBA8 bytes),
+    /// calling `rowsDone` with the number of complete rows after each batch libjpeg returns (for
+    /// ``RowConversionPipeline``).
+    func decode(into buffer: UnsafeMutableRawBufferPointer, denominator: Int, size: (width: Int, height: Int),
+                          convertCMYK: (UnsafeMutableRawBufferPointer) -> Void, rowsDone: (Int) -> Void = { _ in }) throws {
         let cmyk = isCMYK
         decoder.pointee.info.scale_num = 1
         decoder.pointee.info.scale_denom = UInt32(denominator)
@@ -46,23 +56,25 @@ struct JPEGLibDecompressor: ~Copyable {
               decoder.pointee.info.output_components == 4 else {
             throw WebImageError.corruptData("JPEG: libjpeg scales \(width)×\(height) by 1/\(denominator) to an unexpected size")
         }
-        return try Bitmap(width: size.width, height: size.height) { buffer in
-            guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-            try check(webimage_jpeg_start_decompress(decoder))
-            // Rows are handed to libjpeg 16 at a time; it fills as many per call as it has ready.
-            let rowBytes = size.width * 4
-            try withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 16) { rows in
-                var row = 0
-                while row < size.height {
-                    let count = min(16, size.height - row)
-                    for index in 0..<count { rows[index] = base + (row + index) * rowBytes }
-                    try check(webimage_jpeg_read_scanlines(decoder, rows.baseAddress, UInt32(count)))
-                    row += count
-                }
-            }
-            try check(webimage_jpeg_finish_decompress(decoder))
-            if cmyk { convertCMYK(buffer) }
+        guard buffer.count == size.width * size.height * 4,
+              let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw WebImageError.corruptData("JPEG: output buffer size")
         }
+        try check(webimage_jpeg_start_decompress(decoder))
+        // Rows are handed to libjpeg 16 at a time; it fills as many per call as it has ready.
+        let rowBytes = size.width * 4
+        try withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 16) { rows in
+            var row = 0
+            while row < size.height {
+                let count = min(16, size.height - row)
+                for index in 0..<count { rows[index] = base + (row + index) * rowBytes }
+                try check(webimage_jpeg_read_scanlines(decoder, rows.baseAddress, UInt32(count)))
+                row += count
+                rowsDone(row)
+            }
+        }
+        try check(webimage_jpeg_finish_decompress(decoder))
+        if cmyk { convertCMYK(buffer) }
     }
 
     private func check(_ status: Int32) throws {
