@@ -22,6 +22,7 @@ struct WebImageCommand: AsyncParsableCommand {
             BenchDecodeCommand.self,
             BenchDecodeFilesCommand.self,
             BenchDownloadCommand.self,
+            BenchRenderCommand.self,
             ServeCommand.self,
         ]
     )

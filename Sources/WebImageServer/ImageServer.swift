@@ -38,6 +38,7 @@ public final class ImageServer: Sendable {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         let service = service, metrics = metrics, maxAge = configuration.cacheControlMaxAge
+        PlaygroundPage.register(on: router)
         router.get("healthz") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; charset=utf-8"

@@ -11,7 +11,7 @@ import NIOCore
 /// the end-to-end test use that). When every picture has settled, `body[data-state]` is `done` and
 /// each figure carries `data-natural-width` (0 when it failed) and `data-status`.
 public enum PlaygroundPage {
-    /// Registers `GET /` on `router`.
+    /// Registers `GET /` on `router` (`HEAD /` comes with the router's generated HEAD endpoints).
     public static func register<Context: RequestContext>(on router: Router<Context>) {
         router.get("/") { _, _ in response }
     }
@@ -27,7 +27,6 @@ public enum PlaygroundPage {
         .cacheControl: "no-cache",
         .contentSecurityPolicy: "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
             + "img-src 'self' blob:; connect-src 'self'; form-action 'self'; base-uri 'none'",
-        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
     ]
 
     /// The document. Results are written with `textContent` only: a hostile source URL or error

@@ -12,7 +12,6 @@ enum ExternalTool {
         return (extra + directories.map { "\($0)/\(name)" }).first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    static let curl = path("curl")
     static let nginx = path("nginx")
     static let chromium = path("chromium", extra: ["/usr/lib/chromium/chromium"])
 
@@ -67,39 +66,6 @@ enum ExternalTool {
         }
         try #require(bound)
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-}
-
-/// One HTTP exchange made with curl: a real client, independent of the code under test.
-struct CurlResponse: Sendable {
-    var status: Int
-    /// The final response's headers, names lowercased.
-    var headers: [String: String]
-    var body: Data
-
-    /// `GET` (or `method`) `url` with `headers`.
-    static func fetch(_ url: String, method: String = "GET", headers: [String: String] = [:]) async throws -> CurlResponse {
-        let curl = try #require(ExternalTool.curl)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-curl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let bodyPath = directory.appendingPathComponent("body").path, headerPath = directory.appendingPathComponent("headers").path
-        var arguments = ["-sS", "--max-time", "60", "-X", method, "-o", bodyPath, "-D", headerPath, "-w", "%{http_code}"]
-        if method == "HEAD" { arguments = ["-sS", "--max-time", "60", "-I", "-o", bodyPath, "-D", headerPath, "-w", "%{http_code}"] }
-        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { arguments += ["-H", "\(name): \(value)"] }
-        let run = try await ExternalTool.run(curl, arguments + [url])
-        try #require(run.status == 0, "curl \(url) failed: \(run.stderr)")
-        let status = try #require(Int(String(decoding: run.stdout, as: UTF8.self)))
-        let headerText = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: headerPath))) ?? Data(), as: UTF8.self)
-        // With redirects or 100-continue there can be several blocks; the last one is the answer.
-        let block = headerText.components(separatedBy: "\r\n\r\n").last { !$0.isEmpty } ?? ""
-        var parsed: [String: String] = [:]
-        for line in block.components(separatedBy: "\r\n").dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            parsed[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        let body = (try? Data(contentsOf: URL(fileURLWithPath: bodyPath))) ?? Data()
-        return CurlResponse(status: status, headers: parsed, body: body)
     }
 }
 

@@ -26,7 +26,7 @@ final class NginxFleet: Sendable {
 
     deinit { try? FileManager.default.removeItem(at: prefix) }
 
-    static var isAvailable: Bool { ExternalTool.nginx != nil && ExternalTool.curl != nil }
+    static var isAvailable: Bool { ExternalTool.nginx != nil }
 
     static func start(instances: [Int]) async throws -> NginxFleet {
         let nginx = try #require(ExternalTool.nginx)

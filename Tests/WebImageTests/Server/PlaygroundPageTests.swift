@@ -3,10 +3,9 @@ import Testing
 import WebImageTestSupport
 @testable import WebImage
 
-/// `GET /`: the playground page, read by curl and rendered by a real headless Chromium against a
-/// running `webimage serve` and a loopback origin.
-@Suite("playground page (GET /)", .enabled(if: ServeInstance.isAvailable, "the webimage binary (or curl) is missing"),
-       .serialized, .timeLimit(.minutes(2)))
+/// `GET /`: the playground page, read over HTTP and rendered by a real headless Chromium against a
+/// running service and a loopback origin.
+@Suite("playground page (GET /)", .serialized, .timeLimit(.minutes(2)))
 struct PlaygroundPageTests {
     /// One `<figure>` of the page's gallery after Chromium ran its script.
     struct Figure {
@@ -25,13 +24,11 @@ struct PlaygroundPageTests {
 
     static var chromiumAvailable: Bool { ExternalTool.chromium != nil }
 
-    /// Starts an origin serving a 800x600 JPEG at /photo.jpg (and 404 elsewhere) and an instance
-    /// allowed to fetch from it.
-    private static func service() async throws -> (LoopbackServer, ServeInstance) {
-        let origin = try await LoopbackServer.start()
-        origin.route("/photo.jpg", .image(try SampleImages.encoded(.jpeg, width: 800, height: 600), contentType: "image/jpeg"))
-        let instance = try await ServeInstance.start(["--allow-source", "127.0.0.1:\(origin.port)"])
-        return (origin, instance)
+    /// A running service whose origin serves a 800x600 JPEG at /photo.jpg (and 404 elsewhere).
+    private static func service() async throws -> ServerHarness {
+        let harness = try await ServerHarness.start()
+        harness.origin.route("/photo.jpg", .image(try SampleImages.encoded(.jpeg, width: 800, height: 600), contentType: "image/jpeg"))
+        return harness
     }
 
     /// Loads `url` in headless Chromium and returns the DOM after the page's script has run.
@@ -56,18 +53,17 @@ struct PlaygroundPageTests {
         return RenderedPage(state: state, figures: figures, html: html)
     }
 
-    private static func pageURL(_ instance: ServeInstance, source: URL, query: String) -> String {
-        let encoded = source.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        return instance.baseURL + "/?url=\(encoded)&\(query)"
+    private static func pageURL(_ harness: ServerHarness, source: String, query: String) -> String {
+        "http://127.0.0.1:\(harness.port)/?url=\(harness.source(source))&\(query)"
     }
 
     @Test func servesTheSelfContainedPage() async throws {
-        let (origin, instance) = try await Self.service()
-        let response = try await CurlResponse.fetch(instance.baseURL + "/")
+        let harness = try await Self.service()
+        let response = try await ServerTestClient.send(port: harness.port, "/")
         #expect(response.status == 200)
-        #expect(response.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(response.header("Content-Type") == "text/html; charset=utf-8")
         // Only the inline script, and requests back to the service itself.
-        let policy = try #require(response.headers["content-security-policy"])
+        let policy = try #require(response.header("Content-Security-Policy"))
         #expect(policy.contains("default-src 'none'") && policy.contains("connect-src 'self'"))
         let page = String(decoding: response.body, as: UTF8.self)
         for control in [#"name="url""#, #"name="w""#, #"name="h""#, #"name="fit""#, #"name="format""#, #"name="q""#] {
@@ -75,16 +71,15 @@ struct PlaygroundPageTests {
         }
         // No third-party assets: every URL the page names is relative to the service.
         #expect(!page.contains("src=\"http") && !page.contains("href=\"http"))
-        let head = try await CurlResponse.fetch(instance.baseURL + "/", method: "HEAD")
-        #expect(head.status == 200)
-        await instance.stop()
-        try await origin.shutdown()
+        let head = try await ServerTestClient.send(port: harness.port, "/", method: .HEAD)
+        #expect(head.status == 200 && head.body.isEmpty)
+        try await harness.stop()
     }
 
     @Test(.enabled(if: chromiumAvailable, "chromium is not installed (scripts/install-deps.sh installs it)"))
     func chromiumLoadsEveryImageOfTheGallery() async throws {
-        let (origin, instance) = try await Self.service()
-        let page = try await Self.render(Self.pageURL(instance, source: origin.url("/photo.jpg"), query: "w=240&fit=contain&format=jpeg&q=80"))
+        let harness = try await Self.service()
+        let page = try await Self.render(Self.pageURL(harness, source: "/photo.jpg", query: "w=240&fit=contain&format=jpeg&q=80"))
         #expect(page.state == "done", "the page never settled:\n\(page.html.suffix(3000))")
         // The chosen settings, then the presets: 150x150 cover, 300 wide, 200x200 fill.
         try #require(page.figures.count == 4, "\(page.html.suffix(3000))")
@@ -93,20 +88,18 @@ struct PlaygroundPageTests {
         #expect(page.figures.map { $0.attributes["data-natural-height"] } == ["180", "150", "225", "200"])
         // The caption reports type and timing from the response.
         #expect(page.figures.allSatisfy { $0.text.contains("image/jpeg") && $0.text.contains(" ms") })
-        #expect(origin.requestCount(for: "/photo.jpg") >= 1)
-        await instance.stop()
-        try await origin.shutdown()
+        #expect(harness.origin.requestCount(for: "/photo.jpg") >= 1)
+        try await harness.stop()
     }
 
     @Test(.enabled(if: chromiumAvailable, "chromium is not installed (scripts/install-deps.sh installs it)"))
     func chromiumShowsAMissingSourceAsAnErrorWithNoImage() async throws {
-        let (origin, instance) = try await Self.service()
-        let page = try await Self.render(Self.pageURL(instance, source: origin.url("/missing.jpg"), query: "w=100"))
+        let harness = try await Self.service()
+        let page = try await Self.render(Self.pageURL(harness, source: "/missing.jpg", query: "w=100"))
         #expect(page.state == "done")
         try #require(page.figures.count == 4)
         #expect(page.figures.allSatisfy { $0.status == "404" && $0.naturalWidth == 0 }, "\(page.figures.map(\.attributes))")
         #expect(page.figures.allSatisfy { $0.text.contains("class=\"error\"") && $0.text.contains("404") })
-        await instance.stop()
-        try await origin.shutdown()
+        try await harness.stop()
     }
 }

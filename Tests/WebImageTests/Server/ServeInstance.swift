@@ -12,7 +12,7 @@ final class ServeInstance: Sendable {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    static var isAvailable: Bool { CrashSafetyTests.binary != nil && ExternalTool.curl != nil }
+    static var isAvailable: Bool { CrashSafetyTests.binary != nil }
 
     private init(child: WatchedProcess, port: Int) {
         self.child = child
@@ -47,7 +47,7 @@ final class ServeInstance: Sendable {
 
     /// The instance's `/metrics`, fetched directly (never through the proxy).
     func metrics() async throws -> PrometheusText {
-        let response = try await CurlResponse.fetch(baseURL + "/metrics")
+        let response = try await ServerTestClient.send(port: port, "/metrics")
         try #require(response.status == 200, "GET /metrics: \(response.status)")
         return PrometheusText(String(decoding: response.body, as: UTF8.self))
     }
