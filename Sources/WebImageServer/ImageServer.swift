@@ -35,7 +35,7 @@ public final class ImageServer: Sendable {
     /// Serves until SIGTERM, SIGINT or ``shutdown()``, then lets in-flight requests finish.
     /// `onListening` gets the bound port (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         let service = service, metrics = metrics, maxAge = configuration.cacheControlMaxAge
         PlaygroundPage.register(on: router)
