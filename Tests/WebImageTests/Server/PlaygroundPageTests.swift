@@ -5,7 +5,7 @@ import WebImageTestSupport
 
 /// `GET /`: the playground page, read over HTTP and rendered by a real headless Chromium against a
 /// running service and a loopback origin.
-@Suite("playground page (GET /)", .serialized, .timeLimit(.minutes(2)))
+@Suite("playground page (GET /)", .serialized, .timeLimit(.minutes(5)))
 struct PlaygroundPageTests {
     /// One `<figure>` of the page's gallery after Chromium ran its script.
     struct Figure {
