@@ -13,7 +13,7 @@ import WebImage
 /// The image service: a Hummingbird application over the WebImage pipeline.
 ///
 /// Endpoints: `GET`/`HEAD /image` (see ``ImageParameters``), `GET /healthz`, `GET /metrics`
-/// (Prometheus text). ``run(onListening:)`` serves until SIGTERM or SIGINT or ``shutdown()``,
+/// (Prometheus text), `GET /` (a playground page). ``run(onListening:)`` serves until SIGTERM or SIGINT or ``shutdown()``,
 /// then stops accepting connections and lets the requests in flight finish.
 public final class ImageServer: Sendable {
     /// The settings it runs with.
@@ -38,6 +38,11 @@ public final class ImageServer: Sendable {
         let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         let service = service, metrics = metrics, maxAge = configuration.cacheControlMaxAge
+        router.get("/") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/html; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: PlaygroundPage.html)))
+        }
         router.get("healthz") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; charset=utf-8"
