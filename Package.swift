@@ -78,6 +78,7 @@ let package = Package(
                 // The demo's drawn images and static server; nothing from WebImageTestSupport ships.
                 "WebImageDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(

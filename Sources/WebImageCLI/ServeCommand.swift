@@ -4,6 +4,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
 import WebImageServer
 
 /// `webimage serve`: fetches remote images and serves them resized and re-encoded over HTTP.
@@ -72,7 +78,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         print("webimage serve settings:\n" + configuration.summary)
         fflush(nil)
-        let server = try ImageServer(configuration: configuration)
+        // One log line per request at info; WEBIMAGE_LOG_LEVEL=debug adds each render's timings,
+        // =warning keeps a benchmark's stderr quiet.
+        var logger = Logger(label: "webimage.serve")
+        logger.logLevel = ProcessInfo.processInfo.environment["WEBIMAGE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let server = try ImageServer(configuration: configuration, logger: logger)
         try await server.run { port in
             // Flushed at once: scripts and tests wait for this line on a pipe.
             print("webimage serve: listening on http://\(configuration.host):\(port)")

@@ -13,7 +13,7 @@ import WebImage
 /// The image service: a Hummingbird application over the WebImage pipeline.
 ///
 /// Endpoints: `GET`/`HEAD /image` (see ``ImageParameters``), `GET /healthz`, `GET /metrics`
-/// (Prometheus text). ``run(onListening:)`` serves until SIGTERM or SIGINT or ``shutdown()``,
+/// (Prometheus text), `GET /` (a playground page). ``run(onListening:)`` serves until SIGTERM or SIGINT or ``shutdown()``,
 /// then stops accepting connections and lets the requests in flight finish.
 public final class ImageServer: Sendable {
     /// The settings it runs with.

@@ -52,6 +52,7 @@ public enum PlaygroundPage {
     figcaption { font-size: .8rem; color: #444; margin-top: .35rem; }
     figcaption b { display: block; color: #222; }
     .error { color: #b00020; }
+    .hint { font-size: .8rem; color: #555; }
     #health { font-size: .8rem; color: #555; margin-left: .5rem; }
     </style>
     </head>
@@ -66,6 +67,7 @@ public enum PlaygroundPage {
       <label>Quality <input name="q" type="number" min="1" max="100" placeholder="default"></label>
       <button type="submit">Render</button>
     </form>
+    <p class="hint">Each picture is one <code>GET /image?url=…&amp;w=…&amp;h=…&amp;fit=…&amp;format=…&amp;q=…</code>; its caption shows the size, type and time of that response.</p>
     <div id="gallery"></div>
     <script>
     "use strict";

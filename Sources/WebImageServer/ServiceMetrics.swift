@@ -13,20 +13,25 @@ final class ServiceMetrics: Sendable {
     private let statusCounters = Locked([Int: Counter]())
     private let cacheHits: [OutputCache.Tier: Counter]
 
+    /// `webimage_NAME_UNIT`, with help text.
+    private static func descriptor(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "webimage", metricName: name, unitName: unit, helpText: help)
+    }
+
     init() {
         latency = registry.makeDurationHistogram(
-            name: "webimage_http_request_duration_seconds",
+            descriptor: Self.descriptor("http_request_duration", "seconds", "Time from request to response head, all endpoints."),
             buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                      .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10)],
-            help: "Time from request to response head, all endpoints.")
-        sourceFetches = registry.makeCounter(name: "webimage_source_fetches_total", help: "Source images fetched from origins.")
-        sourceFailures = registry.makeCounter(name: "webimage_source_fetch_failures_total", help: "Source fetches that failed.")
-        bytesOut = registry.makeCounter(name: "webimage_bytes_out_total", help: "Image body bytes sent.")
-        renders = registry.makeCounter(name: "webimage_renders_total", help: "Decode + resize + encode runs.")
+                      .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10)])
+        sourceFetches = registry.makeCounter(descriptor: Self.descriptor("source_fetches", "total", "Source images fetched from origins."))
+        sourceFailures = registry.makeCounter(descriptor: Self.descriptor("source_fetch_failures", "total", "Source fetches that failed."))
+        bytesOut = registry.makeCounter(descriptor: Self.descriptor("bytes_out", "total", "Image body bytes sent."))
+        renders = registry.makeCounter(descriptor: Self.descriptor("renders", "total", "Decode + resize + encode runs."))
         var hits: [OutputCache.Tier: Counter] = [:]
         for tier in [OutputCache.Tier.memory, .disk] {
-            hits[tier] = registry.makeCounter(name: "webimage_cache_hits_total", labels: [("tier", tier.rawValue)],
-                                              help: "Image requests served from the output cache.")
+            hits[tier] = registry.makeCounter(
+                descriptor: Self.descriptor("cache_hits", "total", "Image requests served from the output cache."),
+                labels: [("tier", tier.rawValue)])
         }
         cacheHits = hits
     }
@@ -34,8 +39,9 @@ final class ServiceMetrics: Sendable {
     func request(status: Int, duration: Duration) {
         let counter = statusCounters.withLock { counters in
             if let counter = counters[status] { return counter }
-            let counter = registry.makeCounter(name: "webimage_http_requests_total", labels: [("status", String(status))],
-                                               help: "HTTP requests by response status.")
+            let counter = registry.makeCounter(
+                descriptor: Self.descriptor("http_requests", "total", "HTTP requests by response status."),
+                labels: [("status", String(status))])
             counters[status] = counter
             return counter
         }

@@ -168,11 +168,15 @@ struct ServerImageEndpointTests {
         }
     }
 
-    @Test func healthz() async throws {
+    @Test func healthzAndThePlaygroundPage() async throws {
         try await withServer { server in
             let reply = try await ServerTestClient.send(port: server.port, "/healthz")
             #expect(reply.status == 200)
             #expect(String(decoding: reply.body, as: UTF8.self) == "ok\n")
+            let page = try await ServerTestClient.send(port: server.port, "/")
+            #expect(page.status == 200)
+            #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
+            #expect(String(decoding: page.body, as: UTF8.self).contains("/image?"))
         }
     }
 }
