@@ -12,7 +12,14 @@ packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-d
           liblcms2-dev icc-profiles-free)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
+    # compare-serve.sh: wrk drives the services; nginx's image_filter module is one of them;
+    # python3-venv holds thumbor (from PyPI) under .build/.
+    packages+=(wrk libnginx-mod-http-image-filter python3-venv python3-dev libcurl4-openssl-dev libssl-dev)
 fi
+# The service's end-to-end tests: a real nginx in front of two instances (deploy/nginx.conf),
+# headless Chromium rendering the playground page, curl as their HTTP client. Installed when
+# possible; without them those tests are skipped (visibly), so a failure here is not fatal.
+optional=(nginx chromium curl)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -22,4 +29,14 @@ if [ ${#missing[@]} -gt 0 ]; then
     sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+missing=()
+for package in "${optional[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing (optional): ${missing[*]}" >&2
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+        echo "could not install ${missing[*]}: the nginx fleet and Chromium page tests will be skipped" >&2
 fi

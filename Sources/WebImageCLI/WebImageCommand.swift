@@ -23,6 +23,8 @@ struct WebImageCommand: AsyncParsableCommand {
             BenchDecodeCommand.self,
             BenchDecodeFilesCommand.self,
             BenchDownloadCommand.self,
+            BenchRenderCommand.self,
+            ServeCommand.self,
         ]
     )
 

@@ -99,10 +99,12 @@ final class DownloadCoordinator: Sendable {
 
     init(configuration: ImageDownloaderConfiguration) {
         self.configuration = configuration
-        if configuration.allowsInvalidCertificates || !configuration.trustedCertificatesPEM.isEmpty {
+        if configuration.allowsInvalidCertificates || !configuration.trustedCertificatesPEM.isEmpty
+            || configuration.connectAddressPolicy != nil {
             http = HTTPImageLoader(configuration: .init(allowsInvalidCertificates: configuration.allowsInvalidCertificates,
                                                         maxConnectionsPerHost: max(configuration.maxConcurrentDownloads, 1),
-                                                        trustedCertificatesPEM: configuration.trustedCertificatesPEM))
+                                                        trustedCertificatesPEM: configuration.trustedCertificatesPEM,
+                                                        connectAddressPolicy: configuration.connectAddressPolicy))
             ownsHTTPLoader = true
         } else {
             http = HTTPImageLoader.shared

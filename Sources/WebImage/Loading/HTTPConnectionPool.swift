@@ -91,6 +91,7 @@ final class HTTPConnectionPool: Sendable {
     private let idleConnectionTimeout: TimeAmount
     private let allowsInvalidCertificates: Bool
     private let trustedCertificatesPEM: [String]
+    private let addressPolicy: ConnectAddressPolicy?
     // Made on the first https connection: loading the system's trust roots costs milliseconds
     // that a plain-http process should not pay at start.
     private let tlsContext = Locked<Result<NIOSSLContext, any Error>?>(nil)
@@ -100,7 +101,8 @@ final class HTTPConnectionPool: Sendable {
     /// certificates, PEM), or any certificate with `allowsInvalidCertificates`.
     init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, maxConnectionsPerOrigin: Int,
          allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String] = [],
-         idleConnectionTimeout: TimeAmount = .seconds(60)) {
+         idleConnectionTimeout: TimeAmount = .seconds(60), addressPolicy: ConnectAddressPolicy? = nil) {
+        self.addressPolicy = addressPolicy
         self.group = group
         self.maxConnectionsPerOrigin = max(1, maxConnectionsPerOrigin)
         self.idleConnectionTimeout = idleConnectionTimeout
@@ -313,7 +315,15 @@ final class HTTPConnectionPool: Sendable {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                 }
             }
-        let opened = literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: origin.port)
+        let opened: EventLoopFuture<any Channel>
+        if let addressPolicy {
+            // Resolved and checked here, then connected to by address: the address the policy
+            // approved is the one connected to (no second lookup a rebinding name could answer).
+            opened = PolicyResolver.resolve(host, port: origin.port, on: loop, policy: addressPolicy)
+                .flatMap { bootstrap.connect(to: $0) }
+        } else {
+            opened = literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: origin.port)
+        }
         opened.flatMap { channel -> EventLoopFuture<HTTPConnection> in
             // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
             let ready = handshake?.futureResult ?? channel.eventLoop.makeSucceededVoidFuture()

@@ -48,6 +48,8 @@ public final class HTTPImageLoader: ImageLoader {
         public var redirectPolicy: DownloadRedirectPolicy?
         /// Connections kept per host in the pool.
         public var maxConnectionsPerHost: Int
+        /// Sees every address a new connection would go to, after resolution; see ``ConnectAddressPolicy``.
+        public var connectAddressPolicy: ConnectAddressPolicy?
 
         /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
         public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
@@ -60,7 +62,9 @@ public final class HTTPImageLoader: ImageLoader {
                     connectTimeout: Duration = ImageLoaderDefaults.connectTimeout,
                     trustedCertificatesPEM: [String] = [],
                     allowsInsecureRedirects: Bool = false,
-                    redirectPolicy: DownloadRedirectPolicy? = nil) {
+                    redirectPolicy: DownloadRedirectPolicy? = nil,
+                    connectAddressPolicy: ConnectAddressPolicy? = nil) {
+            self.connectAddressPolicy = connectAddressPolicy
             self.idleTimeout = idleTimeout
             self.resourceTimeout = resourceTimeout
             self.connectTimeout = connectTimeout
@@ -89,7 +93,8 @@ public final class HTTPImageLoader: ImageLoader {
         defaultHeaders = DefaultRequestHeaders(configuration.defaultHeaders)
         self.pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
                                        allowsInvalidCertificates: configuration.allowsInvalidCertificates,
-                                       trustedCertificatesPEM: configuration.trustedCertificatesPEM)
+                                       trustedCertificatesPEM: configuration.trustedCertificatesPEM,
+                                       addressPolicy: configuration.connectAddressPolicy)
     }
 
     /// Closes the pooled connections. Loads still running fail.

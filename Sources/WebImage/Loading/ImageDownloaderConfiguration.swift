@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NIOCore
 
 /// Changes a request before it is sent; return `nil` to veto it (the load fails with ``WebImageError/rejected(_:)``).
 public typealias DownloadRequestModifier = @Sendable (ImageLoadRequest) -> ImageLoadRequest?
@@ -73,6 +74,10 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var allowsInsecureRedirects: Bool
     /// Sees every redirect's target before it is followed, and may refuse it.
     public var redirectPolicy: DownloadRedirectPolicy?
+    /// Sees every address a new connection would go to, after name resolution, and may refuse
+    /// it (an SSRF guard); see ``ConnectAddressPolicy``. Setting it gives the downloader a
+    /// connection pool of its own.
+    public var connectAddressPolicy: ConnectAddressPolicy?
     /// The largest body accepted.
     public var maxBodySize: Int64
     /// How many redirects are followed.
@@ -92,7 +97,9 @@ public struct ImageDownloaderConfiguration: Sendable {
                 requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil,
                 resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
                 allowsInsecureRedirects: Bool = false, redirectPolicy: DownloadRedirectPolicy? = nil,
-                allowsCredentialsOverHTTP: Bool = false, trustedCertificatesPEM: [String] = []) {
+                allowsCredentialsOverHTTP: Bool = false, trustedCertificatesPEM: [String] = [],
+                connectAddressPolicy: ConnectAddressPolicy? = nil) {
+        self.connectAddressPolicy = connectAddressPolicy
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.executionOrder = executionOrder
         self.timeout = timeout

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# `webimage serve` against thumbor 7.8 (PIL engine, 2 processes, no result storage) and nginx's
+# image_filter, on the same origin (a local nginx serving static files) and the same 12 MP and 1 MP
+# JPEG sources: 300x300 `cover` thumbnails as JPEG quality 80, driven by wrk at 8 connections.
+# Every request names a distinct source URL (a query-string cache buster on the origin URL), so no
+# output or source cache helps any side: each request is a fetch, a decode, a resize and an encode.
+# Also: the service against the same decode+resize+encode in one process without HTTP
+# (`webimage bench-render`, the service's renderer on as many threads as cores), and the service's
+# peak RSS under 64 concurrent connections.
+# Prints req/s and p99 for each, and the ratios against the goals of issue #21.
+#
+# Usage: Benchmarks/scripts/compare-serve.sh [--rounds N]
+# Env:   DURATION=20s (each wrk run)  WEBIMAGE_BIN=path/to/webimage (default: builds it)
+#        THUMBOR_VENV=dir (default .build/thumbor-venv; made with pip when missing)
+set -euo pipefail
+
+ROUNDS=1
+DURATION="${DURATION:-20s}"
+CONNECTIONS=8
+cd "$(dirname "$0")/../.."
+scripts/install-deps.sh --bench
+source Benchmarks/scripts/bench-fixture.sh
+
+WORK="$(mktemp -d /tmp/webimage-serve-bench.XXXXXX)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+    stop_nginx
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# Waits until `url` answers (the servers here print nothing reliable when ready).
+wait_for() {
+    for _ in $(seq 1 300); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
+    echo "no answer from $1" >&2; return 1
+}
+
+# The sources: the benchmarks' 12 MP picture and the same picture at 1 MP, both JPEG quality 90.
+mkdir -p "$WORK/www"
+python3 Benchmarks/scripts/make-photo.py "$WORK"
+python3 - "$WORK" <<'PY'
+import sys
+from PIL import Image
+work = sys.argv[1]
+photo = Image.open(f"{work}/photo.png")
+photo.save(f"{work}/www/12mp.jpg", quality=90)
+photo.resize((1155, 866), Image.LANCZOS).save(f"{work}/www/1mp.jpg", quality=90)
+PY
+start_nginx
+ORIGIN="127.0.0.1:$PORT"
+
+# thumbor 7.8 from PyPI in a virtualenv under .build.
+THUMBOR_VENV="${THUMBOR_VENV:-$ROOT/.build/thumbor-venv}"
+if [[ ! -x "$THUMBOR_VENV/bin/thumbor" ]]; then
+    /usr/bin/python3 -m venv "$THUMBOR_VENV"
+    "$THUMBOR_VENV/bin/pip" install -q thumbor==7.8.0 >&2
+fi
+cat > "$WORK/thumbor.conf" <<'CONF'
+ENGINE = 'thumbor.engines.pil'
+STORAGE = 'thumbor.storages.no_storage'
+RESULT_STORAGE = 'thumbor.result_storages.no_storage'
+ALLOW_UNSAFE_URL = True
+QUALITY = 80
+AUTO_WEBP = False
+CONF
+THUMBOR_PORT=$(free_port)
+"$THUMBOR_VENV/bin/thumbor" --ip 127.0.0.1 --port "$THUMBOR_PORT" --processes 2 --conf "$WORK/thumbor.conf" -l error \
+    > "$WORK/thumbor.log" 2>&1 &
+pids+=($!)
+
+# nginx image_filter: a second nginx (2 workers, as the origin has) proxying to the origin.
+FILTER_PORT=$(free_port)
+mkdir -p "$WORK/filter/logs" "$WORK/filter/tmp"
+chmod -R a+rwX "$WORK/filter"
+cat > "$WORK/filter/nginx.conf" <<CONF
+load_module /usr/lib/nginx/modules/ngx_http_image_filter_module.so;
+daemon off;
+worker_processes 2;
+pid $WORK/filter/logs/nginx.pid;
+error_log $WORK/filter/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $WORK/filter/tmp/body;
+    proxy_temp_path $WORK/filter/tmp/proxy;
+    fastcgi_temp_path $WORK/filter/tmp/fastcgi;
+    uwsgi_temp_path $WORK/filter/tmp/uwsgi;
+    scgi_temp_path $WORK/filter/tmp/scgi;
+    upstream origin { server $ORIGIN; keepalive 16; }
+    server {
+        listen 127.0.0.1:$FILTER_PORT;
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            image_filter crop 300 300;
+            image_filter_jpeg_quality 80;
+            image_filter_buffer 64M;
+        }
+    }
+}
+CONF
+nginx -c "$WORK/filter/nginx.conf" -p "$WORK/filter" -e "$WORK/filter/logs/error.log" &
+pids+=($!)
+
+# webimage serve, allowed to fetch from the origin; a fresh cache directory per start.
+serve_instance=0
+start_serve() {
+    serve_instance=$((serve_instance + 1))
+    SERVE_PORT=$(free_port)
+    "$WEBIMAGE_BIN" serve --host 127.0.0.1 --port "$SERVE_PORT" --allow-source "$ORIGIN" \
+        --cache-dir "$WORK/serve-cache-$serve_instance" "$@" > "$WORK/serve-$serve_instance.log" 2>&1 &
+    SERVE_PID=$!
+    pids+=("$SERVE_PID")
+    wait_for "http://127.0.0.1:$SERVE_PORT/healthz"
+}
+start_serve
+
+urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+# Each contender's URL for one source, with {n} where the cache buster goes.
+url_for() {  # contender source
+    case "$1" in
+        serve) echo "http://127.0.0.1:$SERVE_PORT/image?url=$(urlencode "http://$ORIGIN/$2")%3Fn%3D{n}&w=300&h=300&fit=cover&format=jpeg&q=80" ;;
+        thumbor) echo "http://127.0.0.1:$THUMBOR_PORT/unsafe/300x300/filters:quality(80):format(jpeg)/$ORIGIN/$2%3Fn%3D{n}" ;;
+        image_filter) echo "http://127.0.0.1:$FILTER_PORT/$2?n={n}" ;;
+    esac
+}
+for contender in serve thumbor image_filter; do wait_for "$(url_for "$contender" 1mp.jpg | sed 's/{n}/warmup/')"; done
+
+# Every contender's answer is a 300x300 JPEG.
+for contender in serve thumbor image_filter; do
+    curl -sf -o "$WORK/check.jpg" "$(url_for "$contender" 12mp.jpg | sed 's/{n}/check/')"
+    python3 - "$WORK/check.jpg" "$contender" <<'PY'
+import sys
+from PIL import Image
+image = Image.open(sys.argv[1])
+if image.format != "JPEG" or image.size != (300, 300):
+    sys.exit(f"{sys.argv[2]}: {image.format} {image.size}, not a 300x300 JPEG")
+PY
+done
+
+# wrk with a distinct {n} per request (thread number and counter) and a one-line JSON summary.
+cat > "$WORK/bust.lua" <<'LUA'
+local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("tid", threads)
+end
+local counter = 0
+local template = os.getenv("WRK_TEMPLATE")
+function request()
+    counter = counter + 1
+    local path = string.gsub(template, "{n}", tostring(tid) .. "x" .. tostring(counter) .. "x" .. tostring(os.time()))
+    return wrk.format("GET", path)
+end
+function done(summary, latency, requests)
+    local seconds = summary.duration / 1e6
+    local failed = summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
+    io.write(string.format('{"rps": %.2f, "p99_ms": %.1f, "p50_ms": %.1f, "requests": %d, "failed": %d}\n',
+        summary.requests / seconds, latency:percentile(99) / 1000, latency:percentile(50) / 1000, summary.requests, failed))
+end
+LUA
+# Runs wrk against `url` (path and query after the host) at `connections`; prints the JSON line.
+run_wrk() {  # url connections duration
+    local url="$1" base path
+    base="$(echo "$url" | sed -E 's|^(http://[^/]+).*|\1|')"
+    path="${url#"$base"}"
+    WRK_TEMPLATE="$path" wrk -t 2 -c "$2" -d "$3" --timeout 30s --latency -s "$WORK/bust.lua" "$base" | tail -1
+}
+field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+
+echo "cores=$(nproc) connections=$CONNECTIONS duration=$DURATION rounds=$ROUNDS origin=nginx@$ORIGIN"
+echo "note: this machine is shared (2 cores, other jobs running): numbers move between runs; ratios within a round are steadier."
+declare -A best_rps best_p99
+for round in $(seq 1 "$ROUNDS"); do
+    for source in 12mp.jpg 1mp.jpg; do
+        for contender in serve thumbor image_filter; do
+            run_wrk "$(url_for "$contender" "$source")" 2 3s > /dev/null   # warm connections and code paths
+            result=$(run_wrk "$(url_for "$contender" "$source")" "$CONNECTIONS" "$DURATION")
+            rps=$(field "$result" rps); p99=$(field "$result" p99_ms); failed=$(field "$result" failed)
+            printf 'round %d %-8s %-12s %8.1f req/s  p50 %7.1f ms  p99 %7.1f ms  failed %s\n' \
+                "$round" "${source%.jpg}" "$contender" "$rps" "$(field "$result" p50_ms)" "$p99" "$failed"
+            key="$contender/$source"
+            if [[ -z "${best_rps[$key]:-}" ]] || python3 -c "import sys; sys.exit(0 if $rps > ${best_rps[$key]} else 1)"; then
+                best_rps[$key]=$rps; best_p99[$key]=$p99
+            fi
+        done
+        # The same renders in one process, no HTTP and no fetch: the service's ceiling.
+        cli=$("$WEBIMAGE_BIN" bench-render "$WORK/www/$source" --query "w=300&h=300&fit=cover&format=jpeg&q=80" \
+            --seconds "${DURATION%s}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["imagesPerSecond"])')
+        printf 'round %d %-8s %-12s %8.1f images/s (webimage bench-render, %d threads)\n' "$round" "${source%.jpg}" "cli" "$cli" "$(nproc)"
+        key="cli/$source"
+        if [[ -z "${best_rps[$key]:-}" ]] || python3 -c "import sys; sys.exit(0 if $cli > ${best_rps[$key]} else 1)"; then best_rps[$key]=$cli; fi
+    done
+done
+
+# Peak RSS under 64 connections: a fresh instance, the 12 MP source (the largest decodes).
+kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true
+start_serve
+rss_result=$(run_wrk "$(url_for serve 12mp.jpg)" 64 "$DURATION")
+peak_kb=$(awk '/VmHWM/ {print $2}' "/proc/$SERVE_PID/status")
+echo "64 connections, 12 MP: $(field "$rss_result" rps) req/s, p99 $(field "$rss_result" p99_ms) ms, non-2xx/failed $(field "$rss_result" failed) (503s are the --concurrency backpressure)"
+grep -iE "concurrency|budget|memory" "$WORK/serve-$serve_instance.log" | head -5 || true
+
+python3 - "$peak_kb" \
+    "${best_rps[serve/12mp.jpg]}" "${best_p99[serve/12mp.jpg]}" "${best_rps[serve/1mp.jpg]}" "${best_p99[serve/1mp.jpg]}" \
+    "${best_rps[thumbor/12mp.jpg]}" "${best_p99[thumbor/12mp.jpg]}" "${best_rps[thumbor/1mp.jpg]}" "${best_p99[thumbor/1mp.jpg]}" \
+    "${best_rps[image_filter/12mp.jpg]}" "${best_rps[image_filter/1mp.jpg]}" "${best_rps[cli/12mp.jpg]}" "${best_rps[cli/1mp.jpg]}" <<'PY'
+import sys
+peak_kb = int(sys.argv[1])
+s12, s12p99, s1, s1p99, t12, t12p99, t1, t1p99, f12, f1, c12, c1 = map(float, sys.argv[2:])
+def verdict(ok): return "met" if ok else "NOT met"
+print("best of rounds (req/s, p99 ms):")
+print(f"  12 MP: serve {s12:.1f} ({s12p99:.0f} ms)  thumbor {t12:.1f} ({t12p99:.0f} ms)  image_filter {f12:.1f}  cli {c12:.1f}")
+print(f"   1 MP: serve {s1:.1f} ({s1p99:.0f} ms)  thumbor {t1:.1f} ({t1p99:.0f} ms)  image_filter {f1:.1f}  cli {c1:.1f}")
+print("goals (issue #21):")
+print(f"  vs thumbor 12 MP: {s12 / t12:.1f}x (goal >= 10x: {verdict(s12 >= 10 * t12)}), p99 {s12p99:.0f} vs {t12p99:.0f} ms ({verdict(s12p99 <= t12p99)})")
+print(f"  vs thumbor  1 MP: {s1 / t1:.1f}x (goal >= 3x: {verdict(s1 >= 3 * t1)}), p99 {s1p99:.0f} vs {t1p99:.0f} ms ({verdict(s1p99 <= t1p99)})")
+print(f"  vs image_filter: 12 MP {s12 / f12:.1f}x, 1 MP {s1 / f1:.1f}x (goal >= 2x: {verdict(s12 >= 2 * f12 and s1 >= 2 * f1)})")
+print(f"  vs the same renders without HTTP: 12 MP {s12 / c12:.2f}, 1 MP {s1 / c1:.2f} (goal >= 0.8: {verdict(s12 >= 0.8 * c12 and s1 >= 0.8 * c1)})")
+print(f"  peak RSS under 64 connections (12 MP): {peak_kb / 1024:.0f} MiB")
+PY

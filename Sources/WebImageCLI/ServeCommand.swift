@@ -1,0 +1,93 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import WebImageServer
+
+/// `webimage serve`: fetches remote images and serves them resized and re-encoded over HTTP.
+///
+/// Every flag can also come from the environment (`WEBIMAGE_PORT`, `WEBIMAGE_CACHE_DIR`...) or
+/// from the JSON file `WEBIMAGE_CONFIG_FILE` names; a flag wins over both. Flags have no
+/// defaults here so that they do not hide those; the defaults are ``ServerConfiguration``'s.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve remote images resized and re-encoded over HTTP (GET /image, /healthz, /metrics).",
+        discussion: """
+        GET /image?url=URL&w=W&h=H&fit=contain|cover|fill&enlarge=1&format=auto|jpeg|png|webp|avif&q=Q[&sig=HEX]
+        Settings also come from WEBIMAGE_<FLAG> environment variables (WEBIMAGE_CACHE_DIR...) and the
+        JSON file named by WEBIMAGE_CONFIG_FILE ({"port": 8080, "allow-source": ["images.example"]}).
+        """
+    )
+
+    @Option(help: "Address to listen on (default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on; 0 picks a free one (default 8080).")
+    var port: Int?
+
+    @Option(name: .customLong("cache-dir"), help: "Directory for the rendered-output disk cache (default: memory only).")
+    var cacheDir: String?
+
+    @Option(name: .customLong("allow-source"), help: ArgumentHelp("Exempt HOST (on PORT) from the private-address guard; repeatable.", valueName: "HOST[:PORT]"))
+    var allowSource: [String] = []
+
+    @Flag(name: .customLong("allow-private-sources"), help: "Allow sources on loopback, private and link-local addresses.")
+    var allowPrivateSources = false
+
+    @Option(name: .customLong("signing-key"), help: "Require sig=hex HMAC-SHA256(KEY, query without sig).")
+    var signingKey: String?
+
+    @Option(name: .customLong("max-source-bytes"), help: "Largest source body accepted, bytes (default 52428800); larger: 413.")
+    var maxSourceBytes: Int?
+
+    @Option(name: .customLong("max-source-pixels"), help: "Most pixels a source may have (default 100000000); more: 413.")
+    var maxSourcePixels: Int?
+
+    @Option(help: "Image renders admitted at once, running or queued (default 64); more: 503 with Retry-After.")
+    var concurrency: Int?
+
+    @Option(name: .customLong("cache-control-max-age"), help: "max-age of Cache-Control on images, seconds (default 86400).")
+    var cacheControlMaxAge: Int?
+
+    func run() async throws {
+        var flags = ServerConfiguration.Flags()
+        flags.host = host
+        flags.port = port
+        flags.cacheDirectory = cacheDir
+        flags.allowedSources = allowSource
+        flags.allowPrivateSources = allowPrivateSources ? true : nil
+        flags.signingKey = signingKey
+        flags.maxSourceBytes = maxSourceBytes
+        flags.maxSourcePixels = maxSourcePixels
+        flags.concurrency = concurrency
+        flags.cacheControlMaxAge = cacheControlMaxAge
+        let configuration: ServerConfiguration
+        do {
+            configuration = try await ServerConfiguration.resolve(flags)
+        } catch let error as ServiceError {
+            throw ValidationError(error.message)
+        }
+        print("webimage serve settings:\n" + configuration.summary)
+        fflush(nil)
+        // One log line per request at info; WEBIMAGE_LOG_LEVEL=debug adds each render's timings,
+        // =warning keeps a benchmark's stderr quiet.
+        var logger = Logger(label: "webimage.serve")
+        logger.logLevel = ProcessInfo.processInfo.environment["WEBIMAGE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let server = try ImageServer(configuration: configuration, logger: logger)
+        try await server.run { port in
+            // Flushed at once: scripts and tests wait for this line on a pipe.
+            print("webimage serve: listening on http://\(configuration.host):\(port)")
+            fflush(nil)
+        }
+        print("webimage serve: stopped")
+    }
+}

@@ -1,0 +1,124 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import WebImage
+
+/// How `GET /image` fits the source into `w` × `h`.
+public enum FitMode: String, Sendable, Hashable, CaseIterable {
+    /// The whole image inside the box, aspect ratio kept (the default).
+    case contain
+    /// The box covered, aspect ratio kept, the middle cropped out.
+    case cover
+    /// Stretched to exactly the box.
+    case fill
+}
+
+/// The `format` parameter: a fixed output format, or `auto` (negotiated from `Accept`).
+public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
+    case auto, jpeg, png, webp, avif
+}
+
+/// The parsed, validated query of `GET /image`.
+public struct ImageParameters: Sendable, Hashable {
+    /// The source image (http or https).
+    public var url: URL
+    /// The target width, if any.
+    public var width: Int?
+    /// The target height, if any.
+    public var height: Int?
+    /// How the source fits the box.
+    public var fit: FitMode
+    /// Whether a source smaller than the box is enlarged.
+    public var enlarge: Bool
+    /// The output format asked for.
+    public var format: RequestedFormat
+    /// Quality for lossy outputs, 1...100.
+    public var quality: Int
+    /// The signature sent, if any (hex).
+    public var signature: String?
+
+    /// The largest `w` or `h` accepted: beyond it the output alone would be hundreds of megabytes.
+    public static let maxSide = 8192
+    /// The quality used when `q` is absent.
+    public static let defaultQuality = 80
+    /// The longest `url` accepted.
+    public static let maxURLLength = 4096
+    /// The parameter names `GET /image` knows.
+    public static let names: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "sig"]
+
+    /// Parses a raw (percent-encoded) query string.
+    /// - Throws: ``ServiceError`` 400 for an unknown, repeated, missing or malformed parameter.
+    public init(query: String) throws {
+        var values: [String: String] = [:]
+        for (name, value) in Self.pairs(of: query) {
+            guard Self.names.contains(name) else { throw ServiceError.badParameter("unknown parameter '\(name)'") }
+            guard values[name] == nil else { throw ServiceError.badParameter("parameter '\(name)' given twice") }
+            values[name] = value
+        }
+        guard let text = values["url"], !text.isEmpty else { throw ServiceError.badParameter("'url' is required") }
+        guard text.utf8.count <= Self.maxURLLength else { throw ServiceError.badParameter("'url' is longer than \(Self.maxURLLength) bytes") }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            throw ServiceError.badParameter("'url' is not an absolute URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw ServiceError.sourceNotAllowed("only http and https sources are served, not \(scheme)")
+        }
+        guard url.host?.isEmpty == false else { throw ServiceError.badParameter("'url' has no host") }
+        self.url = url
+        width = try Self.side(values["w"], name: "w")
+        height = try Self.side(values["h"], name: "h")
+        if let text = values["fit"] {
+            guard let fit = FitMode(rawValue: text) else { throw ServiceError.badParameter("'fit' must be contain, cover or fill") }
+            self.fit = fit
+        } else {
+            fit = .contain
+        }
+        switch values["enlarge"] {
+        case nil, "0", "false": enlarge = false
+        case "1", "true": enlarge = true
+        default: throw ServiceError.badParameter("'enlarge' must be 0 or 1")
+        }
+        if let text = values["format"] {
+            guard let format = RequestedFormat(rawValue: text) else {
+                throw ServiceError.badParameter("'format' must be auto, jpeg, png, webp or avif")
+            }
+            self.format = format
+        } else {
+            format = .auto
+        }
+        if let text = values["q"] {
+            guard let quality = Int(text), (1...100).contains(quality) else { throw ServiceError.badParameter("'q' must be an integer in 1...100") }
+            self.quality = quality
+        } else {
+            quality = Self.defaultQuality
+        }
+        signature = values["sig"]
+    }
+
+    private static func side(_ text: String?, name: String) throws -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text), (1...maxSide).contains(value) else {
+            throw ServiceError.badParameter("'\(name)' must be an integer in 1...\(maxSide)")
+        }
+        return value
+    }
+
+    /// The `name=value` pairs of a raw query, percent-decoded, in order. `+` is kept as it is:
+    /// source URLs may contain it, and clients encode spaces as `%20`.
+    static func pairs(of query: String) -> [(String, String)] {
+        query.split(separator: "&", omittingEmptySubsequences: true).map { item in
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let raw = parts.count > 1 ? String(parts[1]) : ""
+            return (name, raw.removingPercentEncoding ?? raw)
+        }
+    }
+
+    /// The part of the options that changes the output (not the signature): the output cache key
+    /// and the ETag are made from it.
+    var renderKey: String {
+        "w=\(width.map(String.init) ?? "-"),h=\(height.map(String.init) ?? "-"),fit=\(fit.rawValue),enlarge=\(enlarge ? 1 : 0),q=\(quality)"
+    }
+}

@@ -1,0 +1,52 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Everything `webimage serve` can be told: flags, a config file or environment variables all end
+/// up here.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// The address to listen on.
+    public var host: String
+    /// The port to listen on; 0 picks a free one (tests).
+    public var port: Int
+    /// Where output bytes are cached on disk; `nil` keeps them in memory only.
+    public var cacheDirectory: String?
+    /// Hosts (`HOST` or `HOST:PORT`) exempt from the SSRF guard.
+    public var allowedSources: [String]
+    /// Lifts the SSRF guard for every host.
+    public var allowPrivateSources: Bool
+    /// With a key, every request needs `sig`, the hex HMAC-SHA256 of its query without `sig`.
+    public var signingKey: String?
+    /// The largest source body accepted, in bytes (413 beyond it).
+    public var maxSourceBytes: Int64
+    /// The most pixels a source may have (413 beyond it).
+    public var maxSourcePixels: Int
+    /// How many image requests may be rendering or waiting at once (503 beyond it).
+    public var concurrency: Int
+    /// `Cache-Control: public, max-age=S` on image responses.
+    public var cacheControlMaxAge: Int
+    /// How many bytes of rendered outputs the memory tier of the output cache keeps.
+    public var memoryCacheBytes: Int = 128 << 20
+    /// How long a source may stay silent before the request fails with 504 (a whole fetch gets
+    /// four times this).
+    public var sourceTimeout: Duration = .seconds(15)
+
+    /// A configuration with the documented defaults.
+    public init(host: String = "127.0.0.1", port: Int = 8080, cacheDirectory: String? = nil,
+                allowedSources: [String] = [], allowPrivateSources: Bool = false, signingKey: String? = nil,
+                maxSourceBytes: Int64 = 50 * 1024 * 1024, maxSourcePixels: Int = 100_000_000,
+                concurrency: Int = 64, cacheControlMaxAge: Int = 86_400) {
+        self.host = host
+        self.port = port
+        self.cacheDirectory = cacheDirectory
+        self.allowedSources = allowedSources
+        self.allowPrivateSources = allowPrivateSources
+        self.signingKey = signingKey
+        self.maxSourceBytes = maxSourceBytes
+        self.maxSourcePixels = maxSourcePixels
+        self.concurrency = concurrency
+        self.cacheControlMaxAge = cacheControlMaxAge
+    }
+}

@@ -1,0 +1,61 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Testing
+import WebImageServer
+
+/// `webimage serve`'s settings: flags over environment over config file over defaults.
+@Suite("webimage serve: configuration")
+struct ServerConfigurationTests {
+    @Test func defaults() async throws {
+        let configuration = try await ServerConfiguration.resolve(.init(), environment: [:])
+        #expect(configuration == ServerConfiguration())
+        #expect(configuration.host == "127.0.0.1" && configuration.port == 8080 && configuration.cacheControlMaxAge == 86_400)
+    }
+
+    @Test func flagsOverEnvironmentOverFile() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-serve-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("""
+        {"port": 9001, "concurrency": 7, "cache-dir": "/tmp/from-file", "allow-source": ["a.example", "b.example:8080"],
+         "max-source-pixels": 1000, "allow-private-sources": true, "cache-control-max-age": 60}
+        """.utf8).write(to: file)
+        let environment = [
+            ServerConfiguration.configFileVariable: file.path,
+            "WEBIMAGE_CONCURRENCY": "9",
+            "WEBIMAGE_SIGNING_KEY": "env-key",
+            "WEBIMAGE_MAX_SOURCE_BYTES": "12345",
+            "WEBIMAGE_HOST": "0.0.0.0",
+        ]
+        var flags = ServerConfiguration.Flags()
+        flags.host = "127.0.0.2"
+        flags.maxSourcePixels = 2000
+        let configuration = try await ServerConfiguration.resolve(flags, environment: environment)
+        #expect(configuration.host == "127.0.0.2")            // flag
+        #expect(configuration.maxSourcePixels == 2000)        // flag over file
+        #expect(configuration.concurrency == 9)               // environment over file
+        #expect(configuration.signingKey == "env-key")
+        #expect(configuration.maxSourceBytes == 12345)
+        #expect(configuration.port == 9001)                   // file
+        #expect(configuration.cacheDirectory == "/tmp/from-file")
+        #expect(configuration.allowedSources == ["a.example", "b.example:8080"])
+        #expect(configuration.allowPrivateSources)
+        #expect(configuration.cacheControlMaxAge == 60)
+        // Printed on start, the key hidden.
+        #expect(configuration.summary.contains("concurrency: 9"))
+        #expect(configuration.summary.contains("signing-key: (set)") && !configuration.summary.contains("env-key"))
+    }
+
+    @Test func environmentListsAndRanges() async throws {
+        let configuration = try await ServerConfiguration.resolve(.init(), environment: ["WEBIMAGE_ALLOW_SOURCE": "x.example,y.example:81"])
+        #expect(configuration.allowedSources == ["x.example", "y.example:81"])
+        var flags = ServerConfiguration.Flags()
+        flags.concurrency = 0
+        await #expect(throws: ServiceError.self) { try await ServerConfiguration.resolve(flags, environment: [:]) }
+        flags = .init()
+        flags.allowedSources = ["bad:port"]
+        await #expect(throws: ServiceError.self) { try await ServerConfiguration.resolve(flags, environment: [:]) }
+    }
+}

@@ -1,0 +1,66 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import WebImage
+import WebImageServer
+import WebImageTestSupport
+
+/// A real `ImageServer` on an ephemeral loopback port, with a `LoopbackServer` as the origin;
+/// the origin is on the guard's allow-list (by `127.0.0.1:PORT`) so it is reachable.
+final class ServerHarness: Sendable {
+    let origin: LoopbackServer
+    let server: ImageServer
+    let port: Int
+    private let running: Task<Void, any Error>
+
+    /// Starts both; `configure` adjusts the server's settings.
+    static func start(_ configure: (inout ServerConfiguration, LoopbackServer) -> Void = { _, _ in }) async throws -> ServerHarness {
+        let origin = try await LoopbackServer.start()
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, allowedSources: ["127.0.0.1:\(origin.port)"])
+        configure(&configuration, origin)
+        var logger = Logger(label: "webimage.serve.test")
+        logger.logLevel = .warning
+        let server = try ImageServer(configuration: configuration, logger: logger)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let running = Task {
+            defer { continuation.finish() }
+            try await server.run { port in continuation.yield(port); continuation.finish() }
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            running.cancel()
+            throw WebImageError.connectionFailed("the server did not start")
+        }
+        return ServerHarness(origin: origin, server: server, port: port, running: running)
+    }
+
+    private init(origin: LoopbackServer, server: ImageServer, port: Int, running: Task<Void, any Error>) {
+        self.origin = origin
+        self.server = server
+        self.port = port
+        self.running = running
+    }
+
+    /// The query `url=` value for the origin's `path`, percent-encoded.
+    func source(_ path: String) -> String {
+        encode(origin.url(path).absoluteString)
+    }
+
+    func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+    }
+
+    func get(_ query: String, headers: [(String, String)] = []) async throws -> HTTPReply {
+        try await ServerTestClient.image(port: port, query, headers: headers)
+    }
+
+    /// Graceful shutdown, waiting for `run` to return.
+    func stop() async throws {
+        await server.shutdown()
+        try await running.value
+        try await origin.shutdown()
+    }
+}

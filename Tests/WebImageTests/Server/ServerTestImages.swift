@@ -1,0 +1,42 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import WebImage
+import WebImageDemo
+
+/// The sources the server tests serve from the loopback origin.
+enum ServerTestImages {
+    /// An opaque 640×480 JPEG.
+    static let photo: Data = try! SampleImages.encoded(.jpeg, width: 640, height: 480)
+
+    /// A 64×64 PNG with a transparent center.
+    static let alpha: Data = try! ImageCodersManager.shared.encode(
+        DecodedImage(bitmap: try SampleImages.quadrants(width: 64, height: 64, transparentCenter: true), hasAlpha: true),
+        format: .png, options: EncodeOptions())
+
+    /// A three-frame 40×20 animated WebP.
+    static let animation: Data = try! {
+        let frames = try (0..<3).map { index in
+            ImageFrame(bitmap: try Bitmap(width: 40, height: 20, filledWith: (UInt8(index * 100), 50, 200, 255)), duration: 0.1)
+        }
+        return try ImageCodersManager.shared.encode(try DecodedImage(frames: frames, loopCount: 0, hasAlpha: false),
+                                                    format: .webp, options: EncodeOptions(lossless: true))
+    }()
+
+    /// A 64×48 JPEG whose EXIF says "rotate 90° clockwise" (orientation 6): shown 48×64.
+    static let rotated: Data = {
+        let jpeg = Array(try! SampleImages.encoded(.jpeg, width: 64, height: 48))
+        let tiff: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A, 0x00, 0x00, 0x00, 0x08, 0x00, 0x01,
+                             0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]
+        let body = Array("Exif\0\0".utf8) + tiff
+        let app1 = [0xFF, 0xE1, 0x00, UInt8(body.count + 2)] + body
+        return Data(jpeg[0..<2] + app1 + jpeg[2...])
+    }()
+
+    /// Decodes a response body (all frames).
+    static func decode(_ data: Data) throws -> DecodedImage {
+        try ImageCodersManager.shared.decode(data, options: DecodeOptions())
+    }
+}
