@@ -25,7 +25,7 @@ public final class ImageCache: ImageCaching {
 
     /// Empties ``memoryCache`` when the process's control group nears its memory limit; `nil`
     /// when the group has no limit (or none was given). See ``MemoryPressureMonitor``.
-    public let memoryPressureMonitor: MemoryPressureMonitor?
+    package let memoryPressureMonitor: MemoryPressureMonitor?
 
     /// Disk reads and decodes, at most one per core at a time.
     private let decoding = WorkQueue(width: ProcessInfo.processInfo.activeProcessorCount)

@@ -14,15 +14,15 @@ import Foundation
 /// each frame as it is composed, so only one full-size canvas exists at a time. Local and global
 /// palettes, transparency, interlacing and the three disposal methods are applied; the loop count
 /// comes from the NETSCAPE2.0 extension (none: play once).
-public struct GIFCoder: ImageCoder {
+package struct GIFCoder: ImageCoder {
     /// Creates the coder.
-    public init() {}
+    package init() {}
 
-    public func canDecode(_ data: Data) -> Bool {
+    package func canDecode(_ data: Data) -> Bool {
         data.count >= 6 && (data.starts(with: Array("GIF87a".utf8)) || data.starts(with: Array("GIF89a".utf8)))
     }
 
-    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+    package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         let reader = GIFReader(data: data)
         return try withExtendedLifetime(reader) {

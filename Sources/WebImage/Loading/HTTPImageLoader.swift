@@ -44,7 +44,7 @@ public final class HTTPImageLoader: ImageLoader {
         public var allowsInsecureRedirects: Bool
         /// Sees every redirect's target before it is followed; `false` fails the load with
         /// ``WebImageError/rejected(_:)`` (block private addresses, foreign hosts...).
-        public var redirectPolicy: DownloadRedirectPolicy?
+        public var redirectPolicy: ImageDownloader.RedirectPolicy?
         /// Connections kept per host in the pool.
         public var maxConnectionsPerHost: Int
 
@@ -59,7 +59,7 @@ public final class HTTPImageLoader: ImageLoader {
                     connectTimeout: Duration = ImageLoaderDefaults.connectTimeout,
                     trustedCertificatesPEM: [String] = [],
                     allowsInsecureRedirects: Bool = false,
-                    redirectPolicy: DownloadRedirectPolicy? = nil) {
+                    redirectPolicy: ImageDownloader.RedirectPolicy? = nil) {
             self.idleTimeout = idleTimeout
             self.resourceTimeout = resourceTimeout
             self.connectTimeout = connectTimeout
