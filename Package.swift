@@ -40,9 +40,30 @@ let package = Package(
         codec("CJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
         // Little CMS: embedded ICC profiles (and PNG gAMA/cHRM) converted to sRGB.
         codec("CLCMS2", pkgConfig: "lcms2", apt: "liblcms2-dev"),
+        // The lock, HTTP whitespace trimming and the partial-data throttle: what the library and
+        // its HTTP stack share. Only `package` declarations; WebImage re-exports it to the package.
+        .target(
+            name: "WebImageSupport",
+            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+        ),
+        // The HTTP/1.1 client behind `HTTPImageLoader`: connections, pool, exchanges, redirects,
+        // cookies, header validation, TLS and transport-error mapping. It knows nothing of images
+        // (no dependency on WebImage), so its security-sensitive code is reviewed on its own.
+        .target(
+            name: "WebImageHTTP",
+            dependencies: [
+                "WebImageSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "WebImage",
             dependencies: [
+                "WebImageSupport", "WebImageHTTP",
                 "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib", "CAVIF", "CHEIF", "CJXL", "CLCMS2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -104,6 +125,10 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: ["WebImage", "WebImageTestSupport", "WebImageServer", "CLCMS2"]
+        ),
+        .testTarget(
+            name: "WebImageHTTPTests",
+            dependencies: ["WebImageHTTP", "WebImageTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

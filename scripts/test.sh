@@ -21,6 +21,7 @@ swift build "${flags[@]}" --build-tests "$@"
 # Two runs: the suites whose servers, timeouts and child processes keep time first, alone, then
 # the rest. Decoder and colour suites hold the two cooperative threads for seconds at a time, which
 # on two cores delays a loopback server's drip or a test's reading past a one-second idle timeout.
-timed='WebImageTests\.(Server|Fleet|PlaygroundPage|HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|CLI|LoadJSONContract|DecodeNewFormatsCLI|ProgressiveLoad|LoadProgressiveCLI)'
+# Every suite of the HTTP stack's own target (WebImageHTTPTests) keeps time.
+timed='WebImageHTTPTests\.|WebImageTests\.(Server|Fleet|PlaygroundPage|HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|CLI|LoadJSONContract|DecodeNewFormatsCLI|ProgressiveLoad|LoadProgressiveCLI)'
 swift test "${flags[@]}" --skip-build --filter "$timed" "$@"
 exec swift test "${flags[@]}" --skip-build --skip "$timed" "$@"

@@ -82,7 +82,7 @@ public struct SourceGuard: Sendable {
         return nil
     }
 
-    /// The connect-time check (``ConnectAddressPolicy``): whether a connection to `address`,
+    /// The connect-time check (``ImageDownloader/ConnectAddressPolicy``): whether a connection to `address`,
     /// which `host` resolved to, may be opened.
     public func allowsConnection(host: String, port: Int, address: SocketAddress) -> Bool {
         allowsPrivate || isListed(host: host, port: port) || Self.isPublic(address)

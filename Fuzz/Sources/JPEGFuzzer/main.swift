@@ -1,5 +1,5 @@
 import FuzzSupport
-import WebImage
+@testable import WebImage
 
 runFuzzer { data in
     fuzzDecode(data, with: JPEGCoder())

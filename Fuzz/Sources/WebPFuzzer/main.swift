@@ -1,4 +1,4 @@
 import FuzzSupport
-import WebImage
+@testable import WebImage
 
 runFuzzer { data in fuzzDecode(data, with: WebPCoder()) }

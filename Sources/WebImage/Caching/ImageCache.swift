@@ -30,7 +30,7 @@ public final class ImageCache: ImageCaching {
 
     /// Empties ``memoryCache`` when the process's control group nears its memory limit; `nil`
     /// when the group has no limit (or none was given). See ``MemoryPressureMonitor``.
-    public let memoryPressureMonitor: MemoryPressureMonitor?
+    package let memoryPressureMonitor: MemoryPressureMonitor?
 
     /// Disk reads (by key) and decodes (by key, decode options and memory store) in flight.
     private let inFlight = SharedWorkPool<String>()

@@ -7,11 +7,11 @@
 /// reclaim of clean page cache, which a process streaming files (a disk cache) pushes to the limit
 /// with no risk of being OOM-killed, so it would purge all the time. The working set is what the
 /// kernel cannot take back cheaply, and what container runtimes compare with the limit.
-public final class MemoryPressureMonitor: Sendable {
+package final class MemoryPressureMonitor: Sendable {
     /// The group watched.
-    public let memory: CgroupMemory
+    package let memory: CgroupMemory
     /// The share of the limit (0...1) the working set must reach to count as pressure.
-    public let threshold: Double
+    package let threshold: Double
     private let handler: @Sendable (CgroupMemory.Reading) -> Void
     /// The polling task, while ``start(interval:)`` runs.
     private let polling = Locked<Task<Void, Never>?>(nil)
@@ -21,7 +21,7 @@ public final class MemoryPressureMonitor: Sendable {
     ///   - memory: the group (tests pass a fake cgroup tree).
     ///   - threshold: the share of the limit that counts as pressure.
     ///   - handler: called with the reading on every check that finds pressure.
-    public init(memory: CgroupMemory = .current, threshold: Double = 0.9,
+    package init(memory: CgroupMemory = .current, threshold: Double = 0.9,
                 handler: @escaping @Sendable (CgroupMemory.Reading) -> Void) {
         self.memory = memory
         self.threshold = min(1, max(0, threshold))
@@ -33,7 +33,7 @@ public final class MemoryPressureMonitor: Sendable {
     /// Reads the group once and calls the handler when its working set is at or above the
     /// threshold. Returns whether it did; `false` also when the group has no limit.
     @discardableResult
-    public func check() -> Bool {
+    package func check() -> Bool {
         guard let reading = memory.reading(),
               Double(reading.workingSet) >= Double(reading.limit) * threshold else { return false }
         handler(reading)
@@ -42,7 +42,7 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// Checks every `interval` until ``stop()`` (or until the monitor is released). Reading the
     /// cgroup files costs microseconds and touches no disk, so the loop runs as a plain task.
-    public func start(interval: Duration = .seconds(2)) {
+    package func start(interval: Duration = .seconds(2)) {
         let task = Task.detached(priority: .utility) { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
@@ -54,7 +54,7 @@ public final class MemoryPressureMonitor: Sendable {
     }
 
     /// Stops the polling ``start(interval:)`` began.
-    public func stop() {
+    package func stop() {
         polling.withLock { $0?.cancel(); $0 = nil }
     }
 }

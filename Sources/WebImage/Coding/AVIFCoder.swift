@@ -19,24 +19,24 @@ import Foundation
 ///   resampled; the YUV planes stay in libavif and only one full RGBA bitmap exists at a time.
 /// - Limits: the size in the header is checked against ``DecodeOptions/pixelLimit`` before any
 ///   frame is decoded, and libavif's own size limit is set to it so the AV1 decoder refuses too.
-public struct AVIFCoder: ImageCoder {
+package struct AVIFCoder: ImageCoder {
     /// libavif's encoder speed, 0 (slowest, smallest) to 10 (fastest).
-    public var encodeSpeed: Int
+    package var encodeSpeed: Int
     /// Crop to the clean aperture (`clap`) when the file has a valid one.
-    public var applyCleanAperture: Bool
+    package var applyCleanAperture: Bool
 
     /// Creates the coder. The default speed, 8, favours answering a request quickly over the
     /// last few percent of size.
-    public init(encodeSpeed: Int = 8, applyCleanAperture: Bool = true) {
+    package init(encodeSpeed: Int = 8, applyCleanAperture: Bool = true) {
         self.encodeSpeed = encodeSpeed
         self.applyCleanAperture = applyCleanAperture
     }
 
-    public func canDecode(_ data: Data) -> Bool {
+    package func canDecode(_ data: Data) -> Bool {
         ImageFormat.detect(data) == .avif
     }
 
-    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+    package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         guard let decoder = avifDecoderCreate() else { throw WebImageError.tooLarge("AVIF: cannot create a decoder") }
         defer { avifDecoderDestroy(decoder) }
@@ -137,7 +137,7 @@ public struct AVIFCoder: ImageCoder {
         }
     }
 
-    public func canEncode(_ format: ImageFormat) -> Bool {
+    package func canEncode(_ format: ImageFormat) -> Bool {
         format == .avif && Self.encoderName != nil
     }
 
@@ -145,7 +145,7 @@ public struct AVIFCoder: ImageCoder {
     /// with the identity matrix, quantizer 0); an animated image becomes an AVIF sequence unless
     /// `options.firstFrameOnly`.
     /// - Throws: ``WebImageError/unsupportedFormat(_:)`` when libavif was built with no AV1 encoder.
-    public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
+    package func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .avif else { throw WebImageError.unsupportedFormat("AVIFCoder encodes AVIF only") }
         guard Self.encoderName != nil else {
             throw WebImageError.unsupportedFormat("AVIF: this libavif has no AV1 encoder")
@@ -190,7 +190,7 @@ public struct AVIFCoder: ImageCoder {
     }
 
     /// The name of the AV1 encoder libavif was built with (`aom` on Debian), or `nil` for none.
-    public static var encoderName: String? {
+    package static var encoderName: String? {
         avifCodecName(AVIF_CODEC_CHOICE_AUTO, avifCodecFlags(AVIF_CODEC_FLAG_CAN_ENCODE.rawValue)).map { String(cString: $0) }
     }
 

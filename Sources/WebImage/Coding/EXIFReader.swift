@@ -8,10 +8,10 @@ import Foundation
 ///
 /// Bounds-checked throughout: EXIF comes from the network and is the classic place for hostile
 /// offsets. Anything malformed reads as "no orientation".
-public enum EXIFReader {
+package enum EXIFReader {
     /// The orientation in a TIFF-structured EXIF blob (as in a JPEG APP1 segment after
     /// `Exif\0\0`, a PNG `eXIf` chunk or a WebP `EXIF` chunk). A leading `Exif\0\0` is skipped.
-    public static func orientation(inTIFF data: Data) -> ImageOrientation? {
+    package static func orientation(inTIFF data: Data) -> ImageOrientation? {
         data.withUnsafeBytes { bytes in
             var start = 0
             if bytes.count >= 6, Array(bytes[0..<6]) == Array("Exif\0\0".utf8) { start = 6 }
@@ -21,7 +21,7 @@ public enum EXIFReader {
 
     /// The orientation of a JPEG: from its EXIF (APP1) segment, or else from the `tiff:Orientation`
     /// property of its XMP packet (as Pillow and Apple's ImageIO read it).
-    public static func orientation(inJPEG data: Data) -> ImageOrientation? {
+    package static func orientation(inJPEG data: Data) -> ImageOrientation? {
         data.withUnsafeBytes { bytes in
             if let segment = exifSegment(inJPEG: bytes), let found = orientation(tiff: segment) { return found }
             return xmpSegment(inJPEG: bytes).flatMap(orientation(xmp:))
@@ -29,7 +29,7 @@ public enum EXIFReader {
     }
 
     /// The orientation in an XMP packet: `tiff:Orientation="N"` or `<tiff:Orientation>N</tiff:Orientation>`.
-    public static func orientation(inXMP data: Data) -> ImageOrientation? {
+    package static func orientation(inXMP data: Data) -> ImageOrientation? {
         data.withUnsafeBytes { orientation(xmp: $0) }
     }
 

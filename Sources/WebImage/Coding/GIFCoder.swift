@@ -12,15 +12,15 @@ import Foundation
 /// becomes an allocation by itself; then each frame is decoded and composited in order by the
 /// same cursor ``AnimatedImage`` uses for frames on demand. Thumbnails shrink each frame as it is
 /// composed, so only one full-size canvas exists at a time.
-public struct GIFCoder: ImageCoder {
+package struct GIFCoder: ImageCoder {
     /// Creates the coder.
-    public init() {}
+    package init() {}
 
-    public func canDecode(_ data: Data) -> Bool {
+    package func canDecode(_ data: Data) -> Bool {
         data.count >= 6 && (data.starts(with: Array("GIF87a".utf8)) || data.starts(with: Array("GIF89a".utf8)))
     }
 
-    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+    package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         let image = try AnimationDecoding.decodeAll(GIFAnimationSource(data: data, options: options), options: options)
         // An ICC profile (rare in GIFs) applies to every frame, like APNG's and WebP's.

@@ -19,20 +19,20 @@ import Foundation
 ///   converted to sRGB (see ``ColorConversion``) unless ``DecodeOptions/keepsColors``.
 /// - Limits: the declared size is checked against ``DecodeOptions/pixelLimit`` before decoding.
 ///   Image sequences (`msf1`) decode to their primary still image; libheif 1.15 reads no tracks.
-public struct HEIFCoder: ImageCoder {
+package struct HEIFCoder: ImageCoder {
     /// Creates the coder.
-    public init() {}
+    package init() {}
 
     /// libheif's plugins are registered once per process, before the first decode.
     private static let initialized: Bool = {
         heif_init(nil).code == heif_error_Ok
     }()
 
-    public func canDecode(_ data: Data) -> Bool {
+    package func canDecode(_ data: Data) -> Bool {
         ImageFormat.detect(data) == .heic
     }
 
-    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+    package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         _ = Self.initialized
         guard heif_have_decoder_for_format(heif_compression_HEVC) != 0 else {

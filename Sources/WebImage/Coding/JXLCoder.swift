@@ -21,20 +21,20 @@ import Foundation
 ///   encoding or ICC profile; for XYB-coded images, the space libjxl's decoder picks without a
 ///   CMS) is converted to sRGB (see ``JXLColorProfile``, ``ColorConversion``) unless
 ///   ``DecodeOptions/keepsColors``.
-public struct JXLCoder: ImageCoder {
+package struct JXLCoder: ImageCoder {
     /// libjxl's encoder effort, 1 (fastest) to 9 (smallest).
-    public var encodeEffort: Int
+    package var encodeEffort: Int
 
     /// Creates the coder. The default effort, 7, is `cjxl`'s.
-    public init(encodeEffort: Int = 7) {
+    package init(encodeEffort: Int = 7) {
         self.encodeEffort = encodeEffort
     }
 
-    public func canDecode(_ data: Data) -> Bool {
+    package func canDecode(_ data: Data) -> Bool {
         ImageFormat.detect(data) == .jxl
     }
 
-    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+    package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         guard let decoder = JxlDecoderCreate(nil) else { throw WebImageError.tooLarge("JPEG XL: cannot create a decoder") }
         defer { JxlDecoderDestroy(decoder) }
@@ -141,13 +141,13 @@ public struct JXLCoder: ImageCoder {
             : .corruptData("JPEG XL: decoding failed (status \(status.rawValue))")
     }
 
-    public func canEncode(_ format: ImageFormat) -> Bool { format == .jxl }
+    package func canEncode(_ format: ImageFormat) -> Bool { format == .jxl }
 
     /// Encodes lossy (`options.quality` mapped to a butteraugli distance as `cjxl` maps its
     /// quality) or lossless (`options.lossless`); an animated image becomes a JPEG XL animation
     /// unless `options.firstFrameOnly`. Pixels are taken as sRGB, or as ``DecodedImage/iccProfile``
     /// when the image has one (then embedded).
-    public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
+    package func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .jxl else { throw WebImageError.unsupportedFormat("JXLCoder encodes JPEG XL only") }
         guard let encoder = JxlEncoderCreate(nil) else { throw WebImageError.encodingFailed("JPEG XL: cannot create an encoder") }
         defer { JxlEncoderDestroy(encoder) }

@@ -11,17 +11,17 @@ import Foundation
 /// samples reduced to their high byte, no gamma correction). Declared sizes are checked against the
 /// pixel limit before any pixel memory exists, and libspng's own chunk limits keep hostile
 /// metadata bounded.
-public struct PNGCoder: ImageCoder {
+package struct PNGCoder: ImageCoder {
     /// Creates the coder.
-    public init() {}
+    package init() {}
 
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    public func canDecode(_ data: Data) -> Bool {
+    package func canDecode(_ data: Data) -> Bool {
         data.count >= 8 && data.starts(with: Self.signature)
     }
 
-    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+    package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         if FormatDetection(data).isAnimated, !options.firstFrameOnly,
            let animation = try APNGDecoder.decode(data, options: options) {
@@ -45,10 +45,10 @@ public struct PNGCoder: ImageCoder {
         return image
     }
 
-    public func canEncode(_ format: ImageFormat) -> Bool { format == .png }
+    package func canEncode(_ format: ImageFormat) -> Bool { format == .png }
 
     /// Encodes the first frame as an 8-bit RGBA PNG (RGB when the image has no alpha).
-    public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
+    package func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .png else { throw WebImageError.unsupportedFormat("PNGCoder encodes PNG only") }
         return try Self.encodeBitmap(image.bitmap, keepAlpha: image.hasAlpha || image.bitmap.containsTransparency,
                                      iccProfile: image.iccProfile)

@@ -10,15 +10,15 @@ import Foundation
 /// Still images decode straight into the returned bitmap, and thumbnails use libwebp's own
 /// scaling so the full-size bitmap never exists. Animations are composited by libwebp's
 /// animation decoder. The EXIF orientation of extended files is reported, not applied.
-public struct WebPCoder: ImageCoder {
+package struct WebPCoder: ImageCoder {
     /// Creates the coder.
-    public init() {}
+    package init() {}
 
-    public func canDecode(_ data: Data) -> Bool {
+    package func canDecode(_ data: Data) -> Bool {
         data.count >= 12 && data.starts(with: Array("RIFF".utf8)) && data[data.startIndex + 8..<data.startIndex + 12].elementsEqual("WEBP".utf8)
     }
 
-    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+    package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         let image = try decodeKeepingColors(data, options: options)
         let profile = data.withUnsafeBytes { bytes in
@@ -62,11 +62,11 @@ public struct WebPCoder: ImageCoder {
         }
     }
 
-    public func canEncode(_ format: ImageFormat) -> Bool { format == .webp }
+    package func canEncode(_ format: ImageFormat) -> Bool { format == .webp }
 
     /// Encodes lossy (`options.quality`) or lossless (`options.lossless`); an animated image
     /// becomes an animated WebP unless `options.firstFrameOnly`.
-    public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
+    package func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .webp else { throw WebImageError.unsupportedFormat("WebPCoder encodes WebP only") }
         if image.isAnimated, !options.firstFrameOnly {
             let encoded = try WebPAnimationEncoder.encode(image, options: options)

@@ -55,17 +55,17 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// What the first bytes of a file say: the format and, where the container tells, whether it is
 /// animated and whether it is lossless.
-public struct FormatDetection: Sendable, Hashable {
+package struct FormatDetection: Sendable, Hashable {
     /// The format, or ``ImageFormat/unknown``.
-    public var format: ImageFormat
+    package var format: ImageFormat
     /// Animated PNG (an `acTL` chunk before the image data), animated WebP, a GIF (which may be), or
     /// an image sequence (`ftyp` major brand `avis` or `msf1`).
-    public var isAnimated: Bool
+    package var isAnimated: Bool
     /// `true` for lossless WebP (VP8L), `false` for lossy WebP (VP8), `nil` where it does not apply.
-    public var isLossless: Bool?
+    package var isLossless: Bool?
 
     /// Reads the signature (and, for PNG and WebP, the leading chunks) of `data`.
-    public init(_ data: Data) {
+    package init(_ data: Data) {
         self = data.withUnsafeBytes { FormatDetection(bytes: $0) }
     }
 

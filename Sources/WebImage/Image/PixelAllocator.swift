@@ -11,13 +11,13 @@ import Darwin
 /// ``poolLimit`` bytes of freed large buffers are kept for reuse: decoding one large photo after
 /// another then touches memory that is already faulted in, which is as expensive as the decode
 /// itself when it is not.
-public final class PixelAllocator: Sendable {
+package final class PixelAllocator: Sendable {
     /// The allocator every ``PixelBuffer`` uses.
-    public static let shared = PixelAllocator()
+    package static let shared = PixelAllocator()
 
     /// Buffers at least this large are mapped and pooled: 1.75 MiB, so an 800 × 600 photo
     /// (1.83 MiB of RGBA8) takes one huge page and one page fault instead of 469.
-    public static let largeThreshold = 7 << 18
+    package static let largeThreshold = 7 << 18
     private static let hugePage = 2 << 20
 
     struct Block {
@@ -37,12 +37,12 @@ public final class PixelAllocator: Sendable {
     private let pool: Locked<Pool>
 
     /// Creates an allocator that keeps at most `poolLimit` bytes of freed large buffers.
-    public init(poolLimit: Int = 192 << 20) {
+    package init(poolLimit: Int = 192 << 20) {
         pool = Locked(Pool(limit: poolLimit))
     }
 
     /// The most bytes of freed buffers kept for reuse. Setting it lower frees the excess.
-    public var poolLimit: Int {
+    package var poolLimit: Int {
         get { pool.withLock { $0.limit } }
         set {
             let excess = pool.withLock { pool -> [(address: UInt, capacity: Int)] in
@@ -54,10 +54,10 @@ public final class PixelAllocator: Sendable {
     }
 
     /// Bytes currently held in the reuse pool.
-    public var pooledBytes: Int { pool.withLock { $0.pooledBytes } }
+    package var pooledBytes: Int { pool.withLock { $0.pooledBytes } }
 
     /// Returns every pooled buffer to the system.
-    public func purge() {
+    package func purge() {
         pool.withLock { Self.evict(&$0, keeping: 0) }.forEach(Self.unmap)
     }
 

@@ -5,15 +5,15 @@ import Foundation
 #endif
 
 /// Loads `data:` URLs (RFC 2397), base64 or percent-encoded, without any I/O.
-public struct DataURLLoader: ImageLoader {
+package struct DataURLLoader: ImageLoader {
     /// Creates a data URL loader.
-    public init() {}
+    package init() {}
 
     /// Whether `url` is a data URL.
-    public func canLoad(_ url: URL) -> Bool { url.scheme?.lowercased() == "data" }
+    package func canLoad(_ url: URL) -> Bool { url.scheme?.lowercased() == "data" }
 
     /// Decodes the URL's payload and delivers it as one completed event.
-    public func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
+    package func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
         AsyncThrowingStream { continuation in
             do {
                 let (data, mimeType) = try Self.decode(request.url)

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Logging
 import Synchronization
+import WebImageHTTP
 
 /// The coordination state of an ``ImageDownloader``: coalescing, the queue, slots, callers.
 ///

@@ -4,11 +4,13 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// How a download that succeeded ended, for the completion-handler form of
-/// ``ImageDownloader/download(_:options:progress:completion:)``.
-public enum DownloadOutcome: Sendable {
-    /// The whole body, and the response it came with.
-    case data(Data, ImageLoadResponse)
-    /// The server confirmed the stored copy (HTTP 304 to a request with validators).
-    case notModified(ImageLoadResponse)
+extension ImageDownloader {
+    /// How a download that succeeded ended, for the completion-handler form of
+    /// ``ImageDownloader/download(_:options:progress:completion:)``.
+    public enum Outcome: Sendable {
+        /// The whole body, and the response it came with.
+        case data(Data, ImageLoadResponse)
+        /// The server confirmed the stored copy (HTTP 304 to a request with validators).
+        case notModified(ImageLoadResponse)
+    }
 }

@@ -4,25 +4,27 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One caller's handle on a (possibly shared) download.
-///
-/// Each token has its own event stream; ``cancel()`` detaches this caller only (its stream ends with
-/// ``WebImageError/cancelled``); the network request stops when its last caller leaves.
-public struct DownloadToken: Sendable {
-    /// This caller's events: response, progress, partial data, then completed/notModified or an error.
-    public let events: AsyncThrowingStream<ImageLoadEvent, any Error>
-    /// The URL requested (after the request modifiers).
-    public let url: URL
-    let coordinator: DownloadCoordinator?
-    let callerID: Int
+extension ImageDownloader {
+    /// One caller's handle on a (possibly shared) download.
+    ///
+    /// Each token has its own event stream; ``cancel()`` detaches this caller only (its stream ends with
+    /// ``WebImageError/cancelled``); the network request stops when its last caller leaves.
+    public struct Token: Sendable {
+        /// This caller's events: response, progress, partial data, then completed/notModified or an error.
+        public let events: AsyncThrowingStream<ImageLoadEvent, any Error>
+        /// The URL requested (after the request modifiers).
+        public let url: URL
+        let coordinator: DownloadCoordinator?
+        let callerID: Int
 
-    /// Detaches this caller; its stream finishes with ``WebImageError/cancelled``.
-    public func cancel() {
-        coordinator?.detach(callerID: callerID, error: .cancelled)
-    }
+        /// Detaches this caller; its stream finishes with ``WebImageError/cancelled``.
+        public func cancel() {
+            coordinator?.detach(callerID: callerID, error: .cancelled)
+        }
 
-    /// Changes this caller's priority; a queued download runs at the highest priority of its callers.
-    public func setPriority(_ priority: LoadPriority) {
-        coordinator?.setPriority(priority, callerID: callerID)
+        /// Changes this caller's priority; a queued download runs at the highest priority of its callers.
+        public func setPriority(_ priority: LoadPriority) {
+            coordinator?.setPriority(priority, callerID: callerID)
+        }
     }
 }

@@ -7,23 +7,23 @@ import NIOPosix
 import Synchronization
 
 /// Loads file URLs on NIO's blocking thread pool (never on the caller's thread), with progress.
-public struct FileImageLoader: ImageLoader {
+package struct FileImageLoader: ImageLoader {
     /// Files larger than this fail with ``WebImageError/tooLarge(_:)``.
-    public var maxBodySize: Int64
+    package var maxBodySize: Int64
     /// How many bytes are read between progress events.
-    public var chunkSize: Int
+    package var chunkSize: Int
 
     /// Creates a file loader.
-    public init(maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize, chunkSize: Int = 256 * 1024) {
+    package init(maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize, chunkSize: Int = 256 * 1024) {
         self.maxBodySize = maxBodySize
         self.chunkSize = max(1, chunkSize)
     }
 
     /// Whether `url` is a file URL.
-    public func canLoad(_ url: URL) -> Bool { url.isFileURL }
+    package func canLoad(_ url: URL) -> Bool { url.isFileURL }
 
     /// Starts reading; terminating the stream stops the read between chunks.
-    public func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
+    package func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
         let url = request.url
         let (maxBodySize, chunkSize, partial) = (maxBodySize, chunkSize, request.wantsPartialData)

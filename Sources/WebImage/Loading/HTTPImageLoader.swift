@@ -3,8 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import NIOCore
-import NIOHTTP1
+import WebImageHTTP
 
 /// Loads http and https URLs over pooled keep-alive HTTP/1.1 connections (SwiftNIO, with
 /// NIOSSL for https), streaming the body.
@@ -45,11 +44,11 @@ public final class HTTPImageLoader: ImageLoader {
         public var allowsInsecureRedirects: Bool
         /// Sees every redirect's target before it is followed; `false` fails the load with
         /// ``WebImageError/rejected(_:)`` (block private addresses, foreign hosts...).
-        public var redirectPolicy: DownloadRedirectPolicy?
+        public var redirectPolicy: ImageDownloader.RedirectPolicy?
         /// Connections kept per host in the pool.
         public var maxConnectionsPerHost: Int
         /// Sees every address a new connection would go to, after resolution; see ``ConnectAddressPolicy``.
-        public var connectAddressPolicy: ConnectAddressPolicy?
+        public var connectAddressPolicy: ImageDownloader.ConnectAddressPolicy?
 
         /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
         public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
@@ -62,8 +61,8 @@ public final class HTTPImageLoader: ImageLoader {
                     connectTimeout: Duration = ImageLoaderDefaults.connectTimeout,
                     trustedCertificatesPEM: [String] = [],
                     allowsInsecureRedirects: Bool = false,
-                    redirectPolicy: DownloadRedirectPolicy? = nil,
-                    connectAddressPolicy: ConnectAddressPolicy? = nil) {
+                    redirectPolicy: ImageDownloader.RedirectPolicy? = nil,
+                    connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil) {
             self.connectAddressPolicy = connectAddressPolicy
             self.idleTimeout = idleTimeout
             self.resourceTimeout = resourceTimeout
@@ -84,27 +83,31 @@ public final class HTTPImageLoader: ImageLoader {
 
     /// The configuration the loader was made with.
     public let configuration: Configuration
-    let pool: HTTPConnectionPool
-    let defaultHeaders: DefaultRequestHeaders
+    /// The HTTP stack (the WebImageHTTP module) this loader adapts.
+    let session: HTTPSession
 
     /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        defaultHeaders = DefaultRequestHeaders(configuration.defaultHeaders)
-        self.pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
-                                       allowsInvalidCertificates: configuration.allowsInvalidCertificates,
-                                       trustedCertificatesPEM: configuration.trustedCertificatesPEM,
-                                       addressPolicy: configuration.connectAddressPolicy)
+        session = HTTPSession(configuration: HTTPSession.Configuration(
+            idleTimeout: configuration.idleTimeout, resourceTimeout: configuration.resourceTimeout,
+            connectTimeout: configuration.connectTimeout, maxBodySize: configuration.maxBodySize,
+            maxRedirects: configuration.maxRedirects, defaultHeaders: configuration.defaultHeaders,
+            allowsInvalidCertificates: configuration.allowsInvalidCertificates,
+            trustedCertificatesPEM: configuration.trustedCertificatesPEM,
+            allowsInsecureRedirects: configuration.allowsInsecureRedirects,
+            redirectPolicy: configuration.redirectPolicy, maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+            addressPolicy: configuration.connectAddressPolicy))
     }
 
     /// Closes the pooled connections. Loads still running fail.
     public func shutdown() async throws {
-        await pool.shutdown()
+        await session.shutdown()
     }
 
     /// Whether `url` is http or https.
     public func canLoad(_ url: URL) -> Bool {
-        HTTPOrigin.isHTTP(scheme: url.scheme?.lowercased() ?? "")
+        session.canLoad(url)
     }
 
     /// Starts loading; terminating the stream cancels the request.
@@ -127,76 +130,49 @@ public final class HTTPImageLoader: ImageLoader {
     }
 
     /// A load of `request` that hands each event to `sink` as it happens, on the connection's
-    /// event loop; an error thrown by `sink` aborts the load. The downloader uses this directly,
-    /// without a stream in between. Call ``HTTPTransfer/start(_:)`` to run it.
+    /// event loop; an error thrown by `sink` aborts the load with that error. The downloader uses
+    /// this directly, without a stream in between. Call ``HTTPImageTransfer/start(_:)`` to run it.
     func makeTransfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
-                      sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) -> HTTPTransfer {
-        HTTPTransfer(request, hooks: hooks, configuration: configuration, defaultHeaders: defaultHeaders, pool: pool, sink: sink)
+                      sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) -> HTTPImageTransfer {
+        let validators = request.validators.map { HTTPLoadRequest.Validators(etag: $0.etag, lastModified: $0.lastModified) }
+        let http = HTTPLoadRequest(url: request.url, headers: request.headers, timeout: request.timeout,
+                                   resourceTimeout: request.resourceTimeout, validators: validators,
+                                   wantsPartialData: request.wantsPartialData)
+        return HTTPImageTransfer(transfer: session.makeTransfer(http, hooks: hooks) { event in try sink(ImageLoadEvent(event)) })
     }
 }
 
-/// Per-load settings and per-hop callbacks the downloader gives the HTTP loader.
-struct HTTPLoadHooks: Sendable {
-    /// Replaces the loader's default headers.
-    var defaultHeaders: DefaultRequestHeaders?
-    /// Replaces the loader's body size limit.
-    var maxBodySize: Int64?
-    /// Replaces the loader's redirect limit.
-    var maxRedirects: Int?
-    /// Replaces the loader's resource timeout (a request's own still wins).
-    var resourceTimeout: Duration?
-    /// Replaces whether redirects from https to http are followed.
-    var allowsInsecureRedirects: Bool?
-    /// Replaces the loader's redirect policy.
-    var redirectPolicy: DownloadRedirectPolicy?
-    /// Headers (credentials, cookies) added only to hops on the original origin.
-    var sameOriginHeaders: @Sendable (URL) -> [String: String] = { _ in [:] }
-    /// Gets the `Set-Cookie` values of every response that has any (for the cookie jar).
-    var didReceiveCookies: (@Sendable (URL, [String]) -> Void)?
-}
+/// One HTTP load as the downloader drives it: the HTTP stack's transfer, with its errors as ``WebImageError``.
+struct HTTPImageTransfer: Sendable {
+    let transfer: HTTPTransfer
 
-/// Scheme, host and port: the unit credentials and cookies are bound to.
-struct HTTPOrigin: Hashable, Sendable {
-    var scheme: String
-    var host: String
-    var port: Int
-
-    init(_ url: URL) {
-        scheme = url.scheme?.lowercased() ?? ""
-        host = url.host?.lowercased() ?? ""
-        port = url.port ?? (scheme == "https" ? 443 : 80)
+    /// Starts the load; `completion` is called once, on whichever thread ends it.
+    func start(_ completion: @escaping @Sendable (Result<Void, WebImageError>) -> Void) {
+        transfer.start { result in completion(result.mapError(WebImageError.init)) }
     }
 
-    /// Whether a lowercased scheme is one this loader speaks.
-    static func isHTTP(scheme: String) -> Bool { scheme == "http" || scheme == "https" }
-
-    /// The `Host` header: the port only when it is not the scheme's default, IPv6 in brackets.
-    var hostHeader: String {
-        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-        return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
+    /// Ends the load with ``WebImageError/cancelled``; safe from any thread, more than once.
+    func cancel() {
+        transfer.cancel()
     }
 }
 
-extension URL {
-    /// What an HTTP/1.1 request line names: the path and query as written (still percent-encoded),
-    /// `/` when the path is empty; `nil` when the URL has no authority.
-    var requestTarget: String? {
-        if #available(macOS 13, iOS 16, tvOS 16, watchOS 9, *) {
-            // The parsed components, without printing and rescanning the whole URL.
-            let url = baseURL == nil ? self : absoluteURL
-            guard url.host != nil else { return nil }
-            let path = url.path(percentEncoded: true)
-            let target = path.isEmpty ? "/" : path
-            return url.query(percentEncoded: true).map { target + "?" + $0 } ?? target
+extension ImageLoadEvent {
+    /// The HTTP stack's event as a loader event.
+    init(_ event: HTTPLoadEvent) {
+        switch event {
+        case .response(let response): self = .response(ImageLoadResponse(response))
+        case .progress(let received, let expected): self = .progress(received: received, expected: expected)
+        case .partialData(let data): self = .partialData(data)
+        case .completed(let data, let response): self = .completed(data, ImageLoadResponse(response))
+        case .notModified(let response): self = .notModified(ImageLoadResponse(response))
         }
-        let text = absoluteString
-        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return nil }
-        let authority = text.index(colon, offsetBy: 3)
-        let afterAuthority = text[authority...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" }
-        guard let start = afterAuthority else { return "/" }
-        var target = text[start...]
-        if let fragment = target.firstIndex(of: "#") { target = target[..<fragment] }
-        if target.isEmpty { return "/" }
-        return target.first == "?" ? "/" + target : String(target)
+    }
+}
+
+extension ImageLoadResponse {
+    init(_ response: HTTPLoadResponse) {
+        self.init(url: response.url, statusCode: response.statusCode, headers: response.headers,
+                  expectedContentLength: response.expectedContentLength)
     }
 }

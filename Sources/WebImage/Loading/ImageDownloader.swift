@@ -47,7 +47,7 @@ public final class ImageDownloader: ImageLoader {
     }
 
     /// Starts (or joins) a download and returns this caller's token.
-    public func download(_ request: ImageLoadRequest, options: DownloadOptions = DownloadOptions()) -> DownloadToken {
+    public func download(_ request: ImageLoadRequest, options: ImageDownloader.Options = ImageDownloader.Options()) -> ImageDownloader.Token {
         coordinator.download(request, options: options)
     }
 
@@ -69,9 +69,9 @@ public final class ImageDownloader: ImageLoader {
     /// The returned token cancels and re-prioritises like any other; its ``DownloadToken/events``
     /// stream is empty. `options.reportsProgress` is ignored: passing `progress` asks for it.
     @discardableResult
-    public func download(_ request: ImageLoadRequest, options: DownloadOptions = DownloadOptions(),
+    public func download(_ request: ImageLoadRequest, options: ImageDownloader.Options = ImageDownloader.Options(),
                          progress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
-                         completion: @escaping @Sendable (Result<DownloadOutcome, WebImageError>) -> Void) -> DownloadToken {
+                         completion: @escaping @Sendable (Result<ImageDownloader.Outcome, WebImageError>) -> Void) -> ImageDownloader.Token {
         coordinator.download(request, options: options, progress: progress, completion: completion)
     }
 
@@ -94,7 +94,7 @@ public final class ImageDownloader: ImageLoader {
     public var queuedDownloadCount: Int { coordinator.queuedCount }
 
     /// A stream of what the downloader does (started, response, finished, failed, cancelled).
-    public func events() -> AsyncStream<DownloaderEvent> { coordinator.events() }
+    public func events() -> AsyncStream<ImageDownloader.Event> { coordinator.events() }
 
     /// Cancels everything and closes the downloader's own HTTP client, if it has one.
     public func shutdown() async throws { try await coordinator.shutdown() }

@@ -5,41 +5,58 @@ import Foundation
 #endif
 import NIOCore
 
-/// Changes a request before it is sent; return `nil` to veto it (the load fails with ``WebImageError/rejected(_:)``).
-public typealias DownloadRequestModifier = @Sendable (ImageLoadRequest) -> ImageLoadRequest?
+extension ImageDownloader {
+    /// Changes a request before it is sent; return `nil` to veto it (the load fails with ``WebImageError/rejected(_:)``).
+    public typealias RequestModifier = @Sendable (ImageLoadRequest) -> ImageLoadRequest?
 
-/// Inspects a response head; return `false` to reject it (the load fails with ``WebImageError/rejected(_:)``).
-public typealias DownloadResponseModifier = @Sendable (ImageLoadResponse) -> Bool
+    /// Inspects a response head; return `false` to reject it (the load fails with ``WebImageError/rejected(_:)``).
+    public typealias ResponseModifier = @Sendable (ImageLoadResponse) -> Bool
 
-/// Sees a redirect before it is followed: `from` answered with a redirect to `to`. Return `false`
-/// to refuse it (the load fails with ``WebImageError/rejected(_:)``): a server can block private
-/// addresses or hosts it does not know. Runs on an event loop: must be quick and must not block.
-public typealias DownloadRedirectPolicy = @Sendable (_ from: URL, _ to: URL) -> Bool
+    /// Sees a redirect before it is followed: `from` answered with a redirect to `to`. Return `false`
+    /// to refuse it (the load fails with ``WebImageError/rejected(_:)``): a server can block private
+    /// addresses or hosts it does not know. Runs on an event loop: must be quick and must not block.
+    public typealias RedirectPolicy = @Sendable (_ from: URL, _ to: URL) -> Bool
 
-/// The order queued downloads of equal priority start in.
-public enum DownloadExecutionOrder: Sendable, Hashable {
-    /// First queued, first started (the default).
-    case fifo
-    /// Last queued, first started (what is on screen now matters most).
-    case lifo
+    /// Decides whether a connection may be opened to `address`, which `host` (the URL's host,
+    /// lowercased) resolved to, for `port`. Return `false` to refuse: the load fails with
+    /// ``WebImageError/rejected(_:)`` before any connection is made.
+    ///
+    /// With a policy set, the loader resolves the name itself, asks the policy about every address,
+    /// and connects to an address it approved: the address checked is the address connected to, so
+    /// a name that resolves to a public address for a check and to a private one for the connect
+    /// (DNS rebinding) cannot get through. IP literals are asked about as they are. It runs for every
+    /// new connection (the first URL and every redirect hop); a pooled connection was checked when opened.
+    public typealias ConnectAddressPolicy = @Sendable (_ host: String, _ port: Int, _ address: SocketAddress) -> Bool
 }
 
-/// A user name and password sent as HTTP basic authentication.
-public struct HTTPCredential: Sendable, Hashable {
-    /// The user name.
-    public var user: String
-    /// The password.
-    public var password: String
-
-    /// Creates a credential.
-    public init(user: String, password: String) {
-        self.user = user
-        self.password = password
+extension ImageDownloader {
+    /// The order queued downloads of equal priority start in.
+    public enum ExecutionOrder: Sendable, Hashable {
+        /// First queued, first started (the default).
+        case fifo
+        /// Last queued, first started (what is on screen now matters most).
+        case lifo
     }
+}
 
-    /// The `Authorization` header value.
-    public var authorizationHeader: String {
-        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+extension ImageDownloader {
+    /// A user name and password sent as HTTP basic authentication.
+    public struct Credential: Sendable, Hashable {
+        /// The user name.
+        public var user: String
+        /// The password.
+        public var password: String
+
+        /// Creates a credential.
+        public init(user: String, password: String) {
+            self.user = user
+            self.password = password
+        }
+
+        /// The `Authorization` header value.
+        public var authorizationHeader: String {
+            "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+        }
     }
 }
 
@@ -48,14 +65,14 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// How many network downloads run at once; the rest wait in the queue.
     public var maxConcurrentDownloads: Int
     /// The start order of queued downloads of equal priority.
-    public var executionOrder: DownloadExecutionOrder
+    public var executionOrder: ImageDownloader.ExecutionOrder
     /// The idle timeout of a request that sets none.
     public var timeout: Duration
     /// Headers sent with every HTTP request (a request's own headers win).
     public var headers: [String: String]
     /// Basic-auth credentials by host name (lowercased); sent only to that host's origin, and
     /// only over https unless ``allowsCredentialsOverHTTP``.
-    public var credentials: [String: HTTPCredential]
+    public var credentials: [String: ImageDownloader.Credential]
     /// Send ``credentials`` over plain http too, where anyone on the path can read them. Off by default.
     public var allowsCredentialsOverHTTP: Bool
     /// Store `Set-Cookie` answers and send them back to the same origin (an in-memory jar per
@@ -73,32 +90,32 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Follow redirects from https to plain http (off by default: see ``WebImageError/insecureRedirect(_:)``).
     public var allowsInsecureRedirects: Bool
     /// Sees every redirect's target before it is followed, and may refuse it.
-    public var redirectPolicy: DownloadRedirectPolicy?
+    public var redirectPolicy: ImageDownloader.RedirectPolicy?
     /// Sees every address a new connection would go to, after name resolution, and may refuse
-    /// it (an SSRF guard); see ``ConnectAddressPolicy``. Setting it gives the downloader a
-    /// connection pool of its own.
-    public var connectAddressPolicy: ConnectAddressPolicy?
+    /// it (an SSRF guard); see ``ImageDownloader/ConnectAddressPolicy``. Setting it gives the
+    /// downloader a connection pool of its own.
+    public var connectAddressPolicy: ImageDownloader.ConnectAddressPolicy?
     /// The largest body accepted.
     public var maxBodySize: Int64
     /// How many redirects are followed.
     public var maxRedirects: Int
     /// Runs on every request before coalescing; may change it or veto it.
-    public var requestModifier: DownloadRequestModifier?
+    public var requestModifier: ImageDownloader.RequestModifier?
     /// Runs on every response head; may reject it (failing every caller of the download).
-    public var responseModifier: DownloadResponseModifier?
+    public var responseModifier: ImageDownloader.ResponseModifier?
 
     /// Creates a configuration; the defaults match SDWebImage's downloader (6 at once, FIFO, 15 s).
-    public init(maxConcurrentDownloads: Int = 6, executionOrder: DownloadExecutionOrder = .fifo,
+    public init(maxConcurrentDownloads: Int = 6, executionOrder: ImageDownloader.ExecutionOrder = .fifo,
                 timeout: Duration = ImageLoaderDefaults.idleTimeout,
                 headers: [String: String] = ImageLoaderDefaults.headers,
-                credentials: [String: HTTPCredential] = [:], cookiesEnabled: Bool = true,
+                credentials: [String: ImageDownloader.Credential] = [:], cookiesEnabled: Bool = true,
                 allowsInvalidCertificates: Bool = false, maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize,
                 maxRedirects: Int = ImageLoaderDefaults.maxRedirects,
-                requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil,
+                requestModifier: ImageDownloader.RequestModifier? = nil, responseModifier: ImageDownloader.ResponseModifier? = nil,
                 resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
-                allowsInsecureRedirects: Bool = false, redirectPolicy: DownloadRedirectPolicy? = nil,
+                allowsInsecureRedirects: Bool = false, redirectPolicy: ImageDownloader.RedirectPolicy? = nil,
                 allowsCredentialsOverHTTP: Bool = false, trustedCertificatesPEM: [String] = [],
-                connectAddressPolicy: ConnectAddressPolicy? = nil) {
+                connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil) {
         self.connectAddressPolicy = connectAddressPolicy
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.executionOrder = executionOrder
@@ -119,22 +136,24 @@ public struct ImageDownloaderConfiguration: Sendable {
     }
 }
 
-/// Per-request hooks for ``ImageDownloader/download(_:options:)``.
-public struct DownloadOptions: Sendable {
-    /// Runs after the downloader's request modifier; may change the request or veto it.
-    public var requestModifier: DownloadRequestModifier?
-    /// Runs on the response head for this caller only; `false` fails this caller with ``WebImageError/rejected(_:)``.
-    public var responseModifier: DownloadResponseModifier?
-    /// Whether this caller's stream carries `.response` and `.progress` events. A caller that
-    /// only wants the bytes says `false` and is woken once, for the final event (partial data
-    /// still arrives when the request asks for it), like SDWebImage with no progress block.
-    public var reportsProgress: Bool
+extension ImageDownloader {
+    /// Per-request hooks for ``ImageDownloader/download(_:options:)``.
+    public struct Options: Sendable {
+        /// Runs after the downloader's request modifier; may change the request or veto it.
+        public var requestModifier: ImageDownloader.RequestModifier?
+        /// Runs on the response head for this caller only; `false` fails this caller with ``WebImageError/rejected(_:)``.
+        public var responseModifier: ImageDownloader.ResponseModifier?
+        /// Whether this caller's stream carries `.response` and `.progress` events. A caller that
+        /// only wants the bytes says `false` and is woken once, for the final event (partial data
+        /// still arrives when the request asks for it), like SDWebImage with no progress block.
+        public var reportsProgress: Bool
 
-    /// Creates options.
-    public init(requestModifier: DownloadRequestModifier? = nil, responseModifier: DownloadResponseModifier? = nil,
-                reportsProgress: Bool = true) {
-        self.requestModifier = requestModifier
-        self.responseModifier = responseModifier
-        self.reportsProgress = reportsProgress
+        /// Creates options.
+        public init(requestModifier: ImageDownloader.RequestModifier? = nil, responseModifier: ImageDownloader.ResponseModifier? = nil,
+                    reportsProgress: Bool = true) {
+            self.requestModifier = requestModifier
+            self.responseModifier = responseModifier
+            self.reportsProgress = reportsProgress
+        }
     }
 }

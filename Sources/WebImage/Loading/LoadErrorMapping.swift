@@ -1,44 +1,33 @@
-import NIOCore
-import NIOHTTP1
-import NIOPosix
-import NIOSSL
+import WebImageHTTP
 
 extension WebImageError {
-    /// Maps whatever a transport threw to the typed error callers see.
+    /// Maps whatever a loader threw to the typed error callers see: the HTTP stack's errors case
+    /// for case, transport errors (NIO, NIOSSL) as the HTTP stack classifies them.
     static func fromLoading(_ error: any Error) -> WebImageError {
         switch error {
-        case let error as WebImageError:
-            return error
-        case is CancellationError:
-            return .cancelled
-        case let error as NIOSSLError:
-            // BoringSSL names a failed verification CERTIFICATE_VERIFY_FAILED; other handshake
-            // failures (protocol, cipher) are connection problems like any other.
-            let reason = String(describing: error)
-            return reason.contains("CERTIFICATE_VERIFY_FAILED") ? .untrustedCertificate(reason) : .connectionFailed(reason)
-        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
-            return .untrustedCertificate(String(describing: error))
-        case let error as IOError:
-            return .connectionFailed(error.description)
-        case let error as NIOConnectionError:
-            return .connectionFailed("cannot connect to \(error.host):\(error.port)")
-        case let error as ChannelError:
-            if case .connectTimeout = error { return .timedOut }
-            return error == .ioOnClosedChannel || error == .alreadyClosed || error == .eof
-                ? .connectionFailed("connection closed") : .connectionFailed(String(describing: error))
-        case let error as HTTPParserError:
-            return .connectionFailed("malformed HTTP response: \(error)")
-        default:
-            return .connectionFailed(String(describing: error))
+        case let error as WebImageError: error
+        case let error as HTTPLoadError: WebImageError(error)
+        default: WebImageError(HTTPLoadError.fromLoading(error))
         }
     }
 
-    /// Whether `error` means the peer closed the connection cleanly (end of stream), as opposed to a reset.
-    static func isEndOfStream(_ error: any Error) -> Bool {
+    /// The HTTP stack's error as the library reports it.
+    init(_ error: HTTPLoadError) {
         switch error {
-        case let error as HTTPParserError: error == .invalidEOFState
-        case let error as ChannelError: error == .eof || error == .inputClosed
-        default: false
+        case .invalidURL(let url): self = .invalidURL(url)
+        case .invalidRequest(let reason): self = .invalidRequest(reason)
+        case .httpStatus(let status): self = .httpStatus(status)
+        case .tooManyRedirects: self = .tooManyRedirects
+        case .insecureRedirect(let url): self = .insecureRedirect(url)
+        case .rejected(let reason): self = .rejected(reason)
+        case .tooLarge(let reason): self = .tooLarge(reason)
+        case .truncatedData(let reason): self = .truncatedData(reason)
+        case .emptyData: self = .emptyData
+        case .connectionFailed(let reason): self = .connectionFailed(reason)
+        case .untrustedCertificate(let reason): self = .untrustedCertificate(reason)
+        case .timedOut: self = .timedOut
+        case .cancelled: self = .cancelled
+        case .consumer(let error): self = .fromLoading(error)
         }
     }
 }

@@ -38,9 +38,9 @@ public struct ImageLoadContext: Sendable {
     public var timeout: Duration?
     /// Changes or vetoes (`nil`) the request. Loads with a modifier never share a download stage
     /// with other loads, since their requests may differ.
-    public var requestModifier: DownloadRequestModifier?
+    public var requestModifier: ImageDownloader.RequestModifier?
     /// Accepts (`true`) or rejects the response head. Loads with a modifier never share a download stage.
-    public var responseModifier: DownloadResponseModifier?
+    public var responseModifier: ImageDownloader.ResponseModifier?
     /// Decides whether a cache miss may be downloaded.
     public var shouldDownload: ShouldDownloadHook?
     /// Where the completion-handler form calls back; `nil` calls from the load's own task.
@@ -50,8 +50,8 @@ public struct ImageLoadContext: Sendable {
     public init(transformer: (any ImageTransformer)? = nil, cacheKeyFilter: CacheKeyFilter? = nil,
                 cache: (any ImageCaching)? = nil, loader: (any ImageLoader)? = nil, coders: ImageCodersManager? = nil,
                 maxPixelSize: Int? = nil, priority: LoadPriority? = nil, headers: [String: String] = [:],
-                timeout: Duration? = nil, requestModifier: DownloadRequestModifier? = nil,
-                responseModifier: DownloadResponseModifier? = nil, shouldDownload: ShouldDownloadHook? = nil,
+                timeout: Duration? = nil, requestModifier: ImageDownloader.RequestModifier? = nil,
+                responseModifier: ImageDownloader.ResponseModifier? = nil, shouldDownload: ShouldDownloadHook? = nil,
                 callbackQueue: DispatchQueue? = nil) {
         self.transformer = transformer
         self.cacheKeyFilter = cacheKeyFilter

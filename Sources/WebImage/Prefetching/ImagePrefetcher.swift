@@ -25,9 +25,9 @@ public final class ImagePrefetcher: Sendable {
         /// for ``ImageLoadOptions/highPriority``).
         public var options: ImageLoadOptions
         /// What a new prefetch does while earlier ones run.
-        public var policy: PrefetchPolicy
+        public var policy: ImagePrefetcher.Policy
 
-        public init(maxConcurrentPrefetches: Int = 3, options: ImageLoadOptions = [], policy: PrefetchPolicy = .runConcurrently) {
+        public init(maxConcurrentPrefetches: Int = 3, options: ImageLoadOptions = [], policy: ImagePrefetcher.Policy = .runConcurrently) {
             self.maxConcurrentPrefetches = maxConcurrentPrefetches
             self.options = options
             self.policy = policy
@@ -52,7 +52,7 @@ public final class ImagePrefetcher: Sendable {
 
     /// Starts prefetching `urls` (duplicates are loaded once).
     @discardableResult
-    public func prefetch(_ urls: [URL], options: ImageLoadOptions = [], context: ImageLoadContext = ImageLoadContext()) -> PrefetchToken {
+    public func prefetch(_ urls: [URL], options: ImageLoadOptions = [], context: ImageLoadContext = ImageLoadContext()) -> ImagePrefetcher.Token {
         var seen = Set<URL>()
         let unique = urls.filter { seen.insert($0).inserted }
         let token = PrefetchToken(urls: unique)
@@ -78,8 +78,8 @@ public final class ImagePrefetcher: Sendable {
     /// Starts prefetching and calls `completion` with the summary; SDWebImage's form.
     @discardableResult
     public func prefetch(_ urls: [URL], options: ImageLoadOptions = [], context: ImageLoadContext = ImageLoadContext(),
-                         progress: (@Sendable (PrefetchProgress) -> Void)? = nil,
-                         completion: @escaping @Sendable (PrefetchSummary) -> Void) -> PrefetchToken {
+                         progress: (@Sendable (ImagePrefetcher.Progress) -> Void)? = nil,
+                         completion: @escaping @Sendable (ImagePrefetcher.Summary) -> Void) -> ImagePrefetcher.Token {
         let token = prefetch(urls, options: options, context: context)
         Task.detached {
             for await step in token.progress { progress?(step) }

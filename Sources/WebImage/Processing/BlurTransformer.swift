@@ -1,114 +1,116 @@
-/// Blurs every frame with an approximate Gaussian: three box blurs in each direction, whose
-/// widths are chosen so their combined variance matches the Gaussian's (boxes have odd integer
-/// widths, so it is off by up to about 17 % for small radii, less for large ones).
-///
-/// Blurring works on premultiplied values, so transparent pixels do not darken their neighbours;
-/// beyond the edges the edge pixels repeat, so the borders do not fade.
-public struct BlurTransformer: ImageTransformer, Hashable {
-    /// The Gaussian's standard deviation in pixels (what Pillow's `GaussianBlur` and Core Image's
-    /// `CIGaussianBlur` call radius). Below about 0.6 (where the smallest box is already too wide),
-    /// 0 or less, or not finite, the image is left unchanged;
-    /// values above 1000 act as 1000.
-    public var radius: Double
+extension ImageTransformers {
+    /// Blurs every frame with an approximate Gaussian: three box blurs in each direction, whose
+    /// widths are chosen so their combined variance matches the Gaussian's (boxes have odd integer
+    /// widths, so it is off by up to about 17 % for small radii, less for large ones).
+    ///
+    /// Blurring works on premultiplied values, so transparent pixels do not darken their neighbours;
+    /// beyond the edges the edge pixels repeat, so the borders do not fade.
+    public struct Blur: ImageTransformer, Hashable {
+        /// The Gaussian's standard deviation in pixels (what Pillow's `GaussianBlur` and Core Image's
+        /// `CIGaussianBlur` call radius). Below about 0.6 (where the smallest box is already too wide),
+        /// 0 or less, or not finite, the image is left unchanged;
+        /// values above 1000 act as 1000.
+        public var radius: Double
 
-    /// Creates a blur with a standard deviation of `radius` pixels.
-    public init(radius: Double) {
-        self.radius = radius
-    }
-
-    /// `"blur(R)"`, e.g. `"blur(4)"` or `"blur(2.5)"`.
-    public var identifier: String { "blur(\(TransformSupport.format(sigma)))" }
-
-    private var sigma: Double { radius.isFinite && radius > 0 ? min(radius, 1000) : 0 }
-
-    /// Blurs every frame; durations are kept.
-    public func transform(_ image: DecodedImage) throws -> DecodedImage {
-        let radii = Self.boxRadii(sigma: sigma)
-        if radii.allSatisfy({ $0 == 0 }) { return image }
-        return try image.mappingFrames { try Self.blur($0, radii: radii) }
-    }
-
-    /// Half-widths of three boxes whose repeated application approximates a Gaussian of `sigma`
-    /// (the classic "boxes for Gauss" choice: widths n and n + 2 mixed to match the variance).
-    static func boxRadii(sigma: Double) -> [Int] {
-        guard sigma > 0 else { return [0, 0, 0] }
-        let passes = 3.0
-        let ideal = (12 * sigma * sigma / passes + 1).squareRoot()
-        var lower = Int(ideal.rounded(.down))
-        if lower % 2 == 0 { lower -= 1 }
-        lower = max(lower, 1)
-        let upper = lower + 2
-        let l = Double(lower)
-        let mIdeal = (12 * sigma * sigma - passes * l * l - 4 * passes * l - 3 * passes) / (-4 * l - 4)
-        let m = Int(mIdeal.rounded())
-        return (0..<3).map { ($0 < m ? lower : upper) / 2 }
-    }
-
-    private static func blur(_ bitmap: Bitmap, radii: [Int]) throws -> Bitmap {
-        let width = bitmap.width, height = bitmap.height
-        let count = width * height * 4
-        // Premultiplied channels scaled by 255 (alpha too), so integer sums keep full precision.
-        var current = [Int32](repeating: 0, count: count)
-        var scratch = [Int32](repeating: 0, count: count)
-        bitmap.withUnsafeBytes { source in
-            for index in stride(from: 0, to: count, by: 4) {
-                let alpha = Int32(source[index + 3])
-                current[index] = Int32(source[index]) * alpha
-                current[index + 1] = Int32(source[index + 1]) * alpha
-                current[index + 2] = Int32(source[index + 2]) * alpha
-                current[index + 3] = alpha * 255
-            }
+        /// Creates a blur with a standard deviation of `radius` pixels.
+        public init(radius: Double) {
+            self.radius = radius
         }
-        for radius in radii where radius > 0 {
-            current.withUnsafeBufferPointer { from in
-                scratch.withUnsafeMutableBufferPointer { to in
-                    for y in 0..<height {
-                        boxPass(from.baseAddress! + y * width * 4, to.baseAddress! + y * width * 4,
-                                length: width, step: 4, radius: radius)
+
+        /// `"blur(R)"`, e.g. `"blur(4)"` or `"blur(2.5)"`.
+        public var identifier: String { "blur(\(TransformSupport.format(sigma)))" }
+
+        private var sigma: Double { radius.isFinite && radius > 0 ? min(radius, 1000) : 0 }
+
+        /// Blurs every frame; durations are kept.
+        public func transform(_ image: DecodedImage) throws -> DecodedImage {
+            let radii = Self.boxRadii(sigma: sigma)
+            if radii.allSatisfy({ $0 == 0 }) { return image }
+            return try image.mappingFrames { try Self.blur($0, radii: radii) }
+        }
+
+        /// Half-widths of three boxes whose repeated application approximates a Gaussian of `sigma`
+        /// (the classic "boxes for Gauss" choice: widths n and n + 2 mixed to match the variance).
+        static func boxRadii(sigma: Double) -> [Int] {
+            guard sigma > 0 else { return [0, 0, 0] }
+            let passes = 3.0
+            let ideal = (12 * sigma * sigma / passes + 1).squareRoot()
+            var lower = Int(ideal.rounded(.down))
+            if lower % 2 == 0 { lower -= 1 }
+            lower = max(lower, 1)
+            let upper = lower + 2
+            let l = Double(lower)
+            let mIdeal = (12 * sigma * sigma - passes * l * l - 4 * passes * l - 3 * passes) / (-4 * l - 4)
+            let m = Int(mIdeal.rounded())
+            return (0..<3).map { ($0 < m ? lower : upper) / 2 }
+        }
+
+        private static func blur(_ bitmap: Bitmap, radii: [Int]) throws -> Bitmap {
+            let width = bitmap.width, height = bitmap.height
+            let count = width * height * 4
+            // Premultiplied channels scaled by 255 (alpha too), so integer sums keep full precision.
+            var current = [Int32](repeating: 0, count: count)
+            var scratch = [Int32](repeating: 0, count: count)
+            bitmap.withUnsafeBytes { source in
+                for index in stride(from: 0, to: count, by: 4) {
+                    let alpha = Int32(source[index + 3])
+                    current[index] = Int32(source[index]) * alpha
+                    current[index + 1] = Int32(source[index + 1]) * alpha
+                    current[index + 2] = Int32(source[index + 2]) * alpha
+                    current[index + 3] = alpha * 255
+                }
+            }
+            for radius in radii where radius > 0 {
+                current.withUnsafeBufferPointer { from in
+                    scratch.withUnsafeMutableBufferPointer { to in
+                        for y in 0..<height {
+                            boxPass(from.baseAddress! + y * width * 4, to.baseAddress! + y * width * 4,
+                                    length: width, step: 4, radius: radius)
+                        }
+                    }
+                }
+                scratch.withUnsafeBufferPointer { from in
+                    current.withUnsafeMutableBufferPointer { to in
+                        for x in 0..<width {
+                            boxPass(from.baseAddress! + x * 4, to.baseAddress! + x * 4,
+                                    length: height, step: width * 4, radius: radius)
+                        }
                     }
                 }
             }
-            scratch.withUnsafeBufferPointer { from in
-                current.withUnsafeMutableBufferPointer { to in
-                    for x in 0..<width {
-                        boxPass(from.baseAddress! + x * 4, to.baseAddress! + x * 4,
-                                length: height, step: width * 4, radius: radius)
+            return try Bitmap(width: width, height: height) { target in
+                let pixels = target.bindMemory(to: UInt8.self)
+                for index in stride(from: 0, to: count, by: 4) {
+                    let alpha = current[index + 3]
+                    let straightAlpha = (alpha + 127) / 255
+                    guard straightAlpha > 0 else {
+                        pixels[index] = 0; pixels[index + 1] = 0; pixels[index + 2] = 0; pixels[index + 3] = 0
+                        continue
                     }
+                    // channel = premultiplied × 255 / (alpha × 255 / 255), rounded.
+                    for channel in 0..<3 {
+                        let value = (Int64(current[index + channel]) * 255 + Int64(alpha) / 2) / Int64(alpha)
+                        pixels[index + channel] = UInt8(min(255, max(0, value)))
+                    }
+                    pixels[index + 3] = UInt8(min(255, straightAlpha))
                 }
             }
         }
-        return try Bitmap(width: width, height: height) { target in
-            let pixels = target.bindMemory(to: UInt8.self)
-            for index in stride(from: 0, to: count, by: 4) {
-                let alpha = current[index + 3]
-                let straightAlpha = (alpha + 127) / 255
-                guard straightAlpha > 0 else {
-                    pixels[index] = 0; pixels[index + 1] = 0; pixels[index + 2] = 0; pixels[index + 3] = 0
-                    continue
-                }
-                // channel = premultiplied × 255 / (alpha × 255 / 255), rounded.
-                for channel in 0..<3 {
-                    let value = (Int64(current[index + channel]) * 255 + Int64(alpha) / 2) / Int64(alpha)
-                    pixels[index + channel] = UInt8(min(255, max(0, value)))
-                }
-                pixels[index + 3] = UInt8(min(255, straightAlpha))
-            }
-        }
-    }
 
-    /// One box blur of `2 × radius + 1` along a line of `length` pixels `step` values apart, all
-    /// four channels, with a running sum; indices past the ends read the end pixels.
-    private static func boxPass(_ from: UnsafePointer<Int32>, _ to: UnsafeMutablePointer<Int32>,
-                                length: Int, step: Int, radius: Int) {
-        let window = Int64(2 * radius + 1)
-        let last = length - 1
-        for channel in 0..<4 {
-            let line = from + channel, out = to + channel
-            var sum = Int64(radius + 1) * Int64(line[0])
-            for i in 1...radius { sum += Int64(line[min(i, last) * step]) }
-            for i in 0..<length {
-                out[i * step] = Int32((sum + window / 2) / window)
-                sum += Int64(line[min(i + radius + 1, last) * step]) - Int64(line[max(i - radius, 0) * step])
+        /// One box blur of `2 × radius + 1` along a line of `length` pixels `step` values apart, all
+        /// four channels, with a running sum; indices past the ends read the end pixels.
+        private static func boxPass(_ from: UnsafePointer<Int32>, _ to: UnsafeMutablePointer<Int32>,
+                                    length: Int, step: Int, radius: Int) {
+            let window = Int64(2 * radius + 1)
+            let last = length - 1
+            for channel in 0..<4 {
+                let line = from + channel, out = to + channel
+                var sum = Int64(radius + 1) * Int64(line[0])
+                for i in 1...radius { sum += Int64(line[min(i, last) * step]) }
+                for i in 0..<length {
+                    out[i * step] = Int32((sum + window / 2) / window)
+                    sum += Int64(line[min(i + radius + 1, last) * step]) - Int64(line[max(i - radius, 0) * step])
+                }
             }
         }
     }

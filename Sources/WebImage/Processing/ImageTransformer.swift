@@ -14,7 +14,7 @@ extension ImageTransformer {
     /// The cache key of this transform's result for an image cached under `key`.
     ///
     /// The rule is `key + "-" + identifier`, or `key` unchanged when ``identifier`` is empty (an
-    /// empty ``PipelineTransformer``). It uses only the two strings, so it is the same in every
+    /// empty ``ImageTransformers/Pipeline``). It uses only the two strings, so it is the same in every
     /// process and every run, which the disk cache relies on.
     public func cacheKey(for key: String) -> String {
         let identifier = self.identifier

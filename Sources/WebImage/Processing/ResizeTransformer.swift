@@ -1,108 +1,110 @@
-/// Resizes every frame to a target size in pixels with the ``Resampler``.
-///
-/// Sizes are computed from the first frame (all frames of an animation share the canvas size).
-/// Without ``allowUpscaling`` no side of the result is larger than the image's:
-/// - ``Mode/fit``: an image already inside the target is returned unchanged;
-/// - ``Mode/fill``: when the image is smaller than the target, the largest centered region with the
-///   target's aspect ratio is cropped out at its own size (a square thumbnail of a small image is
-///   still square, just smaller);
-/// - ``Mode/exact``: each side is clamped to the image's.
-public struct ResizeTransformer: ImageTransformer, Hashable {
-    /// How the image is fitted into the target size.
-    public enum Mode: String, Sendable, Hashable, CaseIterable {
-        /// Scale keeping the aspect ratio so the whole image fits inside the target (one side may
-        /// be shorter than the target's).
-        case fit
-        /// Scale keeping the aspect ratio so the image covers the target, then crop the middle:
-        /// the result is exactly the target size.
-        case fill
-        /// Stretch to exactly the target size, ignoring the aspect ratio.
-        case exact
-    }
-
-    /// Target width in pixels.
-    public var width: Int
-    /// Target height in pixels.
-    public var height: Int
-    /// How the image is fitted into the target.
-    public var mode: Mode
-    /// The resampling kernel.
-    public var filter: ResamplingFilter
-    /// Whether images smaller than the target are enlarged.
-    public var allowUpscaling: Bool
-
-    /// Creates a resize to `width` × `height` pixels.
-    public init(width: Int, height: Int, mode: Mode = .fit, filter: ResamplingFilter = .lanczos3,
-                allowUpscaling: Bool = false) {
-        self.width = width
-        self.height = height
-        self.mode = mode
-        self.filter = filter
-        self.allowUpscaling = allowUpscaling
-    }
-
-    /// `"resize(WxH,mode,filter)"`, with `",upscale"` before the parenthesis closes when
-    /// ``allowUpscaling`` is set: `"resize(200x100,fill,lanczos3)"`.
-    public var identifier: String {
-        "resize(\(width)x\(height),\(mode.rawValue),\(filter.rawValue)\(allowUpscaling ? ",upscale" : ""))"
-    }
-
-    /// Resizes every frame; durations are kept.
-    /// - Throws: ``WebImageError/corruptData(_:)`` for a target side that is not positive,
-    ///   ``WebImageError/tooLarge(_:)`` for a result over 100 megapixels.
-    public func transform(_ image: DecodedImage) throws -> DecodedImage {
-        let plan = try self.plan(width: image.width, height: image.height)
-        if plan.crop == nil, plan.width == image.width, plan.height == image.height { return image }
-        try TransformSupport.checkSize(width: plan.width, height: plan.height, identifier)
-        return try image.mappingFrames { bitmap in
-            var source = bitmap
-            if let crop = plan.crop {
-                source = try source.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
-            }
-            return try Resampler.resize(source, width: plan.width, height: plan.height, filter: filter)
+extension ImageTransformers {
+    /// Resizes every frame to a target size in pixels with the ``Resampler``.
+    ///
+    /// Sizes are computed from the first frame (all frames of an animation share the canvas size).
+    /// Without ``allowUpscaling`` no side of the result is larger than the image's:
+    /// - ``Mode/fit``: an image already inside the target is returned unchanged;
+    /// - ``Mode/fill``: when the image is smaller than the target, the largest centered region with the
+    ///   target's aspect ratio is cropped out at its own size (a square thumbnail of a small image is
+    ///   still square, just smaller);
+    /// - ``Mode/exact``: each side is clamped to the image's.
+    public struct Resize: ImageTransformer, Hashable {
+        /// How the image is fitted into the target size.
+        public enum Mode: String, Sendable, Hashable, CaseIterable {
+            /// Scale keeping the aspect ratio so the whole image fits inside the target (one side may
+            /// be shorter than the target's).
+            case fit
+            /// Scale keeping the aspect ratio so the image covers the target, then crop the middle:
+            /// the result is exactly the target size.
+            case fill
+            /// Stretch to exactly the target size, ignoring the aspect ratio.
+            case exact
         }
-    }
 
-    /// What to do with a `sourceWidth` × `sourceHeight` image: an optional centered crop of the
-    /// source, then a resample to `width` × `height`.
-    func plan(width sourceWidth: Int, height sourceHeight: Int) throws
-        -> (crop: (x: Int, y: Int, width: Int, height: Int)?, width: Int, height: Int) {
-        guard width > 0, height > 0 else {
-            throw TransformSupport.invalid("resize to \(width)×\(height)")
+        /// Target width in pixels.
+        public var width: Int
+        /// Target height in pixels.
+        public var height: Int
+        /// How the image is fitted into the target.
+        public var mode: Mode
+        /// The resampling kernel.
+        public var filter: ResamplingFilter
+        /// Whether images smaller than the target are enlarged.
+        public var allowUpscaling: Bool
+
+        /// Creates a resize to `width` × `height` pixels.
+        public init(width: Int, height: Int, mode: Mode = .fit, filter: ResamplingFilter = .lanczos3,
+                    allowUpscaling: Bool = false) {
+            self.width = width
+            self.height = height
+            self.mode = mode
+            self.filter = filter
+            self.allowUpscaling = allowUpscaling
         }
-        // Ratios in Double: the products of untrusted sizes could overflow Int.
-        let w = Double(sourceWidth), h = Double(sourceHeight)
-        let tw = Double(width), th = Double(height)
-        func side(_ value: Double, limit: Int) -> Int { min(limit, max(1, Int(value.rounded()))) }
-        switch mode {
-        case .exact:
-            if allowUpscaling { return (nil, width, height) }
-            return (nil, min(width, sourceWidth), min(height, sourceHeight))
-        case .fit:
-            // Only the limiting side decides about upscaling: the other one is rounded and may
-            // land on the source's size even when shrinking (100×1 into 50×50 is 50×1).
-            if tw * h <= th * w {
-                // Width-limited: the target is relatively narrower than the image.
-                if !allowUpscaling, width >= sourceWidth { return (nil, sourceWidth, sourceHeight) }
-                return (nil, width, side(h * tw / w, limit: height))
+
+        /// `"resize(WxH,mode,filter)"`, with `",upscale"` before the parenthesis closes when
+        /// ``allowUpscaling`` is set: `"resize(200x100,fill,lanczos3)"`.
+        public var identifier: String {
+            "resize(\(width)x\(height),\(mode.rawValue),\(filter.rawValue)\(allowUpscaling ? ",upscale" : ""))"
+        }
+
+        /// Resizes every frame; durations are kept.
+        /// - Throws: ``WebImageError/corruptData(_:)`` for a target side that is not positive,
+        ///   ``WebImageError/tooLarge(_:)`` for a result over 100 megapixels.
+        public func transform(_ image: DecodedImage) throws -> DecodedImage {
+            let plan = try self.plan(width: image.width, height: image.height)
+            if plan.crop == nil, plan.width == image.width, plan.height == image.height { return image }
+            try TransformSupport.checkSize(width: plan.width, height: plan.height, identifier)
+            return try image.mappingFrames { bitmap in
+                var source = bitmap
+                if let crop = plan.crop {
+                    source = try source.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+                }
+                return try Resampler.resize(source, width: plan.width, height: plan.height, filter: filter)
             }
-            if !allowUpscaling, height >= sourceHeight { return (nil, sourceWidth, sourceHeight) }
-            return (nil, side(w * th / h, limit: width), height)
-        case .fill:
-            // The largest region of the source with the target's aspect ratio, centered.
-            let (cropWidth, cropHeight): (Int, Int)
-            if tw * h >= th * w {
-                (cropWidth, cropHeight) = (sourceWidth, side(w * th / tw, limit: sourceHeight))
-            } else {
-                (cropWidth, cropHeight) = (side(h * tw / th, limit: sourceWidth), sourceHeight)
+        }
+
+        /// What to do with a `sourceWidth` × `sourceHeight` image: an optional centered crop of the
+        /// source, then a resample to `width` × `height`.
+        func plan(width sourceWidth: Int, height sourceHeight: Int) throws
+            -> (crop: (x: Int, y: Int, width: Int, height: Int)?, width: Int, height: Int) {
+            guard width > 0, height > 0 else {
+                throw TransformSupport.invalid("resize to \(width)×\(height)")
             }
-            let crop = cropWidth == sourceWidth && cropHeight == sourceHeight ? nil
-                : (x: (sourceWidth - cropWidth) / 2, y: (sourceHeight - cropHeight) / 2,
-                   width: cropWidth, height: cropHeight)
-            if !allowUpscaling, cropWidth < width || cropHeight < height {
-                return (crop, cropWidth, cropHeight)
+            // Ratios in Double: the products of untrusted sizes could overflow Int.
+            let w = Double(sourceWidth), h = Double(sourceHeight)
+            let tw = Double(width), th = Double(height)
+            func side(_ value: Double, limit: Int) -> Int { min(limit, max(1, Int(value.rounded()))) }
+            switch mode {
+            case .exact:
+                if allowUpscaling { return (nil, width, height) }
+                return (nil, min(width, sourceWidth), min(height, sourceHeight))
+            case .fit:
+                // Only the limiting side decides about upscaling: the other one is rounded and may
+                // land on the source's size even when shrinking (100×1 into 50×50 is 50×1).
+                if tw * h <= th * w {
+                    // Width-limited: the target is relatively narrower than the image.
+                    if !allowUpscaling, width >= sourceWidth { return (nil, sourceWidth, sourceHeight) }
+                    return (nil, width, side(h * tw / w, limit: height))
+                }
+                if !allowUpscaling, height >= sourceHeight { return (nil, sourceWidth, sourceHeight) }
+                return (nil, side(w * th / h, limit: width), height)
+            case .fill:
+                // The largest region of the source with the target's aspect ratio, centered.
+                let (cropWidth, cropHeight): (Int, Int)
+                if tw * h >= th * w {
+                    (cropWidth, cropHeight) = (sourceWidth, side(w * th / tw, limit: sourceHeight))
+                } else {
+                    (cropWidth, cropHeight) = (side(h * tw / th, limit: sourceWidth), sourceHeight)
+                }
+                let crop = cropWidth == sourceWidth && cropHeight == sourceHeight ? nil
+                    : (x: (sourceWidth - cropWidth) / 2, y: (sourceHeight - cropHeight) / 2,
+                       width: cropWidth, height: cropHeight)
+                if !allowUpscaling, cropWidth < width || cropHeight < height {
+                    return (crop, cropWidth, cropHeight)
+                }
+                return (crop, width, height)
             }
-            return (crop, width, height)
         }
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// Kept in the library so it needs no crypto package (and no BoringSSL build in CI); it is used
 /// for naming and verification, never for security.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
         (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
     private var block = [UInt8](repeating: 0, count: 64)
@@ -21,24 +21,24 @@ public struct SHA256: Sendable {
     ]
 
     /// A fresh hash.
-    public init() {}
+    package init() {}
 
     /// The hex digest of `bytes`.
-    public static func hex<Bytes: Sequence>(of bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func hex<Bytes: Sequence>(of bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var hash = SHA256()
         hash.update(bytes)
         return hash.finalizeHex()
     }
 
     /// The hex digest of the bytes in `buffer`.
-    public static func hex(of buffer: UnsafeRawBufferPointer) -> String {
+    package static func hex(of buffer: UnsafeRawBufferPointer) -> String {
         var hash = SHA256()
         hash.update(buffer)
         return hash.finalizeHex()
     }
 
     /// Adds bytes.
-    public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+    package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         let handled: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             update(UnsafeRawBufferPointer(buffer))
         }
@@ -49,7 +49,7 @@ public struct SHA256: Sendable {
     }
 
     /// Adds the bytes in `buffer`.
-    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    package mutating func update(_ buffer: UnsafeRawBufferPointer) {
         totalBytes &+= UInt64(buffer.count)
         var index = 0
         if blockCount > 0 {
@@ -75,7 +75,7 @@ public struct SHA256: Sendable {
     }
 
     /// Finishes and returns the 32-byte digest.
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = totalBytes &* 8
         var padding: [UInt8] = [0x80]
         let afterPad = (blockCount + 1) % 64
@@ -94,7 +94,7 @@ public struct SHA256: Sendable {
     }
 
     /// Finishes and returns the digest as 64 lowercase hex characters.
-    public mutating func finalizeHex() -> String {
+    package mutating func finalizeHex() -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)

@@ -21,12 +21,12 @@ import Foundation
 /// with one made by ``ColorProfileBuilder`` from nclx values; full-size decodes convert their
 /// rows in place while making the bitmap, thumbnails after the resample. Matrix/TRC profiles run
 /// on ``MatrixShaperTransform`` instead of lcms2's per-pixel loop.
-public enum ColorConversion {
+package enum ColorConversion {
     /// `bitmap` converted from `iccProfile` to sRGB, or `bitmap` itself when there is nothing to
     /// convert (no usable profile, or an sRGB one).
     /// - Parameter parallel: split a large image over two threads (``DecodeOptions/parallelDecoding``).
     /// - Throws: ``WebImageError/tooLarge(_:)`` when the converted bitmap's memory cannot be had.
-    public static func convertToSRGB(_ bitmap: Bitmap, iccProfile: Data?, parallel: Bool = true) throws -> Bitmap {
+    package static func convertToSRGB(_ bitmap: Bitmap, iccProfile: Data?, parallel: Bool = true) throws -> Bitmap {
         guard let iccProfile, let transform = ICCTransformCache.shared.transform(for: iccProfile, input: .rgba) else {
             return bitmap
         }
@@ -67,7 +67,7 @@ public enum ColorConversion {
     }
 
     /// Whether `iccProfile` asks for a conversion of RGB pixels (it is readable, RGB and not sRGB).
-    public static func needsConversion(iccProfile: Data?) -> Bool {
+    package static func needsConversion(iccProfile: Data?) -> Bool {
         guard let iccProfile else { return false }
         return ICCTransformCache.shared.transform(for: iccProfile, input: .rgba) != nil
     }
@@ -99,7 +99,7 @@ extension ColorConversion {
     /// or, under ``DecodeOptions/keepsColors``, unchanged with `profile` recorded in
     /// ``DecodedImage/iccProfile``. For coders that convert a whole decoded image at once.
     /// - Throws: ``WebImageError/tooLarge(_:)`` when a converted frame's memory cannot be had.
-    public static func applying(_ profile: Data?, to image: DecodedImage, options: DecodeOptions) throws -> DecodedImage {
+    package static func applying(_ profile: Data?, to image: DecodedImage, options: DecodeOptions) throws -> DecodedImage {
         guard let profile else { return image }
         if options.keepsColors {
             var kept = image

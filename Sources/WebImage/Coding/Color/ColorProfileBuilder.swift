@@ -12,42 +12,42 @@ import Foundation
 /// without a profile: PNG `cHRM`/`gAMA`, and the nclx values (primaries, transfer) of AVIF, HEIF
 /// and JPEG XL. HDR transfers (PQ, HLG) become curves that tone-map them for an SDR display
 /// (see ``toneMapped(_:)``); the profiles are matrix/TRC, so they convert on the fast path. The result feeds ``ColorConversion/convertToSRGB(_:iccProfile:parallel:)``.
-public enum ColorProfileBuilder {
+package enum ColorProfileBuilder {
     /// A chromaticity (CIE xy).
-    public struct Chromaticity: Sendable, Hashable {
-        public var x: Double
-        public var y: Double
+    package struct Chromaticity: Sendable, Hashable {
+        package var x: Double
+        package var y: Double
         /// Creates a chromaticity.
-        public init(x: Double, y: Double) { self.x = x; self.y = y }
+        package init(x: Double, y: Double) { self.x = x; self.y = y }
     }
 
     /// A colour space's white point and red, green and blue primaries.
-    public struct Primaries: Sendable, Hashable {
-        public var white: Chromaticity
-        public var red: Chromaticity
-        public var green: Chromaticity
-        public var blue: Chromaticity
+    package struct Primaries: Sendable, Hashable {
+        package var white: Chromaticity
+        package var red: Chromaticity
+        package var green: Chromaticity
+        package var blue: Chromaticity
         /// Creates primaries.
-        public init(white: Chromaticity, red: Chromaticity, green: Chromaticity, blue: Chromaticity) {
+        package init(white: Chromaticity, red: Chromaticity, green: Chromaticity, blue: Chromaticity) {
             self.white = white; self.red = red; self.green = green; self.blue = blue
         }
 
         /// BT.709 / sRGB (nclx primaries 1).
-        public static let sRGB = Primaries(white: .init(x: 0.3127, y: 0.3290), red: .init(x: 0.64, y: 0.33),
+        package static let sRGB = Primaries(white: .init(x: 0.3127, y: 0.3290), red: .init(x: 0.64, y: 0.33),
                                            green: .init(x: 0.30, y: 0.60), blue: .init(x: 0.15, y: 0.06))
         /// Display P3 (nclx primaries 12, SMPTE EG 432-1): DCI-P3 primaries, D65 white.
-        public static let displayP3 = Primaries(white: .init(x: 0.3127, y: 0.3290), red: .init(x: 0.680, y: 0.320),
+        package static let displayP3 = Primaries(white: .init(x: 0.3127, y: 0.3290), red: .init(x: 0.680, y: 0.320),
                                                 green: .init(x: 0.265, y: 0.690), blue: .init(x: 0.150, y: 0.060))
         /// BT.2020 (nclx primaries 9).
-        public static let bt2020 = Primaries(white: .init(x: 0.3127, y: 0.3290), red: .init(x: 0.708, y: 0.292),
+        package static let bt2020 = Primaries(white: .init(x: 0.3127, y: 0.3290), red: .init(x: 0.708, y: 0.292),
                                              green: .init(x: 0.170, y: 0.797), blue: .init(x: 0.131, y: 0.046))
         /// Adobe RGB (1998).
-        public static let adobeRGB = Primaries(white: .init(x: 0.3127, y: 0.3290), red: .init(x: 0.64, y: 0.33),
+        package static let adobeRGB = Primaries(white: .init(x: 0.3127, y: 0.3290), red: .init(x: 0.64, y: 0.33),
                                                green: .init(x: 0.21, y: 0.71), blue: .init(x: 0.15, y: 0.06))
 
         /// The primaries of an nclx `colour_primaries` code (ITU-T H.273), or `nil` for codes not
         /// handled here.
-        public init?(nclx code: Int) {
+        package init?(nclx code: Int) {
             switch code {
             case 1: self = .sRGB
             case 9: self = .bt2020
@@ -58,7 +58,7 @@ public enum ColorProfileBuilder {
     }
 
     /// How encoded values map to linear light.
-    public enum Transfer: Sendable, Hashable {
+    package enum Transfer: Sendable, Hashable {
         /// sRGB's piecewise curve (nclx transfer 13; also 1, 6 and 14/15 are displayed with it, as
         /// browsers do).
         case sRGB
@@ -75,7 +75,7 @@ public enum ColorProfileBuilder {
 
         /// The transfer of an nclx `transfer_characteristics` code, or `nil` for codes not handled
         /// here (they are shown as sRGB).
-        public init?(nclx code: Int) {
+        package init?(nclx code: Int) {
             switch code {
             case 1, 6, 13, 14, 15: self = .sRGB
             case 4: self = .gamma(2.2)
@@ -131,7 +131,7 @@ public enum ColorProfileBuilder {
 
     /// The bytes of an RGB matrix/TRC ICC profile for `primaries` and `transfer`, or `nil` when
     /// lcms2 cannot make one (degenerate primaries).
-    public static func rgbProfile(primaries: Primaries, transfer: Transfer) -> Data? {
+    package static func rgbProfile(primaries: Primaries, transfer: Transfer) -> Data? {
         var white = cmsCIExyY(x: primaries.white.x, y: primaries.white.y, Y: 1)
         var colorants = cmsCIExyYTRIPLE(
             Red: cmsCIExyY(x: primaries.red.x, y: primaries.red.y, Y: 1),

@@ -16,19 +16,19 @@ import Foundation
 /// is never allocated, then a high-quality resample to the exact size; at 1/8 scale, sequential
 /// JPEGs are read from their DC coefficients by ``JPEGEighthScaleDecoder`` (same pixels as
 /// libjpeg-turbo's, in a fraction of the time). The EXIF orientation is reported, not applied.
-public struct JPEGCoder: ImageCoder {
+package struct JPEGCoder: ImageCoder {
     /// Whether 1/8-scale decodes go through ``JPEGEighthScaleDecoder`` when it can take the file
     /// (tests turn it off to compare it with libjpeg-turbo).
     var decodesEighthScaleFromDC = true
 
     /// Creates the coder.
-    public init() {}
+    package init() {}
 
-    public func canDecode(_ data: Data) -> Bool {
+    package func canDecode(_ data: Data) -> Bool {
         data.count >= 3 && data.starts(with: [0xFF, 0xD8, 0xFF])
     }
 
-    public func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
+    package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         let profile = JPEGICCProfile.read(data)
         var isCMYKImage = false
@@ -126,11 +126,11 @@ public struct JPEGCoder: ImageCoder {
         return try Resampler.resize(decoded, width: target.width, height: target.height, filter: .lanczos3, options: options)
     }
 
-    public func canEncode(_ format: ImageFormat) -> Bool { format == .jpeg }
+    package func canEncode(_ format: ImageFormat) -> Bool { format == .jpeg }
 
     /// Encodes the first frame as a baseline JPEG of `options.quality`. Transparent images are
     /// composited over white first, since JPEG has no alpha.
-    public func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
+    package func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .jpeg else { throw WebImageError.unsupportedFormat("JPEGCoder encodes JPEG only") }
         let bitmap = image.hasAlpha ? try Self.flattenedOnWhite(image.bitmap) : image.bitmap
         let quality = Int32(min(100, max(1, (options.quality * 100).rounded())))

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import WebImage
+@testable import WebImageHTTP
 
 /// The downloader's cookie jar is bounded: a server cannot grow it (or the `Cookie` header)
 /// without limit.

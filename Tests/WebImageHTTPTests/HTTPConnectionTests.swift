@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import WebImage
+import WebImageHTTP
 import WebImageTestSupport
 
-/// The loader's own HTTP/1.1 connections, observed at the loopback server: what goes on the
+/// The HTTP stack's own HTTP/1.1 connections, observed at the loopback server: what goes on the
 /// request line, keep-alive reuse, the per-host limit, and the retry of a request that met a
 /// connection the server had already dropped.
 @Suite("HTTP connections", .timeLimit(.minutes(1)))
@@ -12,8 +12,8 @@ struct HTTPConnectionTests {
         try await withServer { server in
             server.route("/dir/a%20b.png", .image(testBytes(100), contentType: "image/png"))
             let url = try #require(URL(string: "\(server.baseURL.absoluteString)/dir/a%20b.png?size=2&q=%2F#fragment"))
-            try await withHTTPLoader { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: url)))
+            try await withSession { session in
+                let outcome = await session.load(HTTPLoadRequest(url: url))
                 #expect(outcome.error == nil)
             }
             let request = try #require(server.requests.first)
@@ -29,8 +29,8 @@ struct HTTPConnectionTests {
         try await withServer { server in
             server.route("/a", .image(testBytes(100), contentType: "image/png"))
             let url = try #require(URL(string: "http://localhost:\(server.baseURL.port ?? 0)/a"))
-            try await withHTTPLoader { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: url)))
+            try await withSession { session in
+                let outcome = await session.load(HTTPLoadRequest(url: url))
                 #expect(outcome.data?.count == 100)
             }
             #expect(server.requests.first?.headers["host"] == "localhost:\(server.baseURL.port ?? 0)")
@@ -40,9 +40,9 @@ struct HTTPConnectionTests {
     @Test func sequentialLoadsReuseOneConnection() async throws {
         try await withServer { server in
             server.route("/a", .image(testBytes(50_000), contentType: "image/png"))
-            try await withHTTPLoader { loader in
+            try await withSession { session in
                 for _ in 0..<5 {
-                    let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a"))))
+                    let outcome = await session.load(HTTPLoadRequest(url: server.url("/a")))
                     #expect(outcome.data?.count == 50_000)
                 }
             }
@@ -55,10 +55,10 @@ struct HTTPConnectionTests {
         try await withServer { server in
             let gate = LoopbackGate()
             server.route("/slow", LoopbackResponse(body: .bytes(testBytes(1_000)), gate: gate))
-            try await withHTTPLoader(.init(idleTimeout: .seconds(10), maxConnectionsPerHost: 2)) { loader in
+            try await withSession(.testing(idleTimeout: .seconds(10), maxConnectionsPerHost: 2)) { session in
                 try await withThrowingTaskGroup(of: Int?.self) { group in
                     for _ in 0..<6 {
-                        group.addTask { await collect(loader.load(ImageLoadRequest(url: server.url("/slow")))).data?.count }
+                        group.addTask { await session.load(HTTPLoadRequest(url: server.url("/slow"))).data?.count }
                     }
                     // Two requests reach the server; the other four wait for a connection.
                     await server.waitForRequests(2, path: "/slow")
@@ -80,10 +80,10 @@ struct HTTPConnectionTests {
             var dropping = LoopbackResponse.image(testBytes(2_000), contentType: "image/png")
             dropping.dropsReusedConnection = true
             server.route("/second", dropping)
-            try await withHTTPLoader { loader in
-                let first = await collect(loader.load(ImageLoadRequest(url: server.url("/first"))))
+            try await withSession { session in
+                let first = await session.load(HTTPLoadRequest(url: server.url("/first")))
                 #expect(first.data?.count == 1_000)
-                let second = await collect(loader.load(ImageLoadRequest(url: server.url("/second"))))
+                let second = await session.load(HTTPLoadRequest(url: server.url("/second")))
                 #expect(second.error == nil)
                 #expect(second.data?.count == 2_000)
             }
@@ -97,10 +97,10 @@ struct HTTPConnectionTests {
     @Test func aResetOnAFreshConnectionIsNotRetried() async throws {
         try await withServer { server in
             server.route("/reset", LoopbackResponse(body: .bytes(testBytes(10_000)), resetAfterBytes: 100))
-            try await withHTTPLoader { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/reset"))))
+            try await withSession { session in
+                let outcome = await session.load(HTTPLoadRequest(url: server.url("/reset")))
                 #expect(outcome.error != nil)
-                #expect(outcome.error?.isTransient == true)
+                #expect(outcome.failedTransiently)
             }
             #expect(server.requestCount(for: "/reset") == 1)
         }

@@ -6,6 +6,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import WebImageSupport
 
 /// One HTTP load from request to result: leases a connection, runs an exchange on it, follows
 /// redirects, sends again when a kept-alive connection turns out dead, and reports once.
@@ -18,9 +19,9 @@ import NIOPosix
 /// event loop, so a download costs no thread hop between its request and its result, and the
 /// next queued download starts on the same loop. (A task per download woke a pool thread for
 /// every response; those wake-ups cost more CPU than parsing the responses.)
-final class HTTPTransfer: Sendable {
+package final class HTTPTransfer: Sendable {
     /// Told how the load ended, once. Success means the sink got the final event.
-    typealias Completion = @Sendable (Result<Void, WebImageError>) -> Void
+    package typealias Completion = @Sendable (Result<Void, HTTPLoadError>) -> Void
 
     private enum Step {
         case notStarted
@@ -45,7 +46,7 @@ final class HTTPTransfer: Sendable {
         var step = Step.notStarted
         /// Why the load was ended from outside (cancelled, or past its resource timeout); each
         /// step looks at it before the next.
-        var aborted: WebImageError?
+        var aborted: HTTPLoadError?
         /// The resource timeout's timer, while the load runs.
         var deadline: Scheduled<Void>?
         var completion: Completion?
@@ -55,31 +56,34 @@ final class HTTPTransfer: Sendable {
         var visited: Set<String>?
     }
 
-    private let request: ImageLoadRequest
+    private let request: HTTPLoadRequest
     private let hooks: HTTPLoadHooks
-    private let configuration: HTTPImageLoader.Configuration
+    private let configuration: HTTPSession.Configuration
     private let loaderDefaults: DefaultRequestHeaders
     private let pool: HTTPConnectionPool
-    private let sink: @Sendable (ImageLoadEvent) throws -> Void
+    private let sink: @Sendable (HTTPLoadEvent) throws -> Void
     private let origin: HTTPOrigin
-    private let limits: Result<Limits, WebImageError>
+    private let limits: Result<Limits, HTTPLoadError>
     // Steps follow one another, but each runs on whatever thread reported the last one, and
     // `cancel` comes from anywhere: the lock orders them.
     private let state = Locked(State())
 
     /// A load of `request` that hands each event to `sink` (on the connection's event loop); an
     /// error thrown by `sink` ends the load with it. Nothing happens before ``start(_:)``.
-    init(_ request: ImageLoadRequest, hooks: HTTPLoadHooks, configuration: HTTPImageLoader.Configuration,
+    init(_ request: HTTPLoadRequest, hooks: HTTPLoadHooks, configuration: HTTPSession.Configuration,
          defaultHeaders: DefaultRequestHeaders, pool: HTTPConnectionPool,
-         sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) {
+         sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void) {
         self.request = request
         self.hooks = hooks
         self.configuration = configuration
         loaderDefaults = defaultHeaders
         self.pool = pool
-        self.sink = sink
+        // What the sink throws passes through the stack untouched, told apart from transport errors.
+        self.sink = { event in
+            do { try sink(event) } catch let error as HTTPLoadError { throw error } catch { throw HTTPLoadError.consumer(error) }
+        }
         origin = HTTPOrigin(request.url)
-        limits = Result { () throws(WebImageError) -> Limits in
+        limits = Result { () throws(HTTPLoadError) -> Limits in
             let idle = try RequestValidation.timeAmount(request.timeout ?? configuration.idleTimeout, "the timeout")
             let resource = try RequestValidation.timeAmount(
                 request.resourceTimeout ?? hooks.resourceTimeout ?? configuration.resourceTimeout, "the resource timeout")
@@ -92,7 +96,7 @@ final class HTTPTransfer: Sendable {
     }
 
     /// Starts the load; `completion` is called once, on whichever thread ends it.
-    func start(_ completion: @escaping Completion) {
+    package func start(_ completion: @escaping Completion) {
         let limits: Limits
         switch self.limits {
         case .success(let checked): limits = checked
@@ -104,7 +108,7 @@ final class HTTPTransfer: Sendable {
         // connection's loop) setting and cancelling the timer wakes no other thread.
         let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? pool.group.next()
         let deadline = loop.scheduleTask(in: limits.resource) { [self] in abort(with: .timedOut) }
-        let aborted = state.withLock { state -> WebImageError? in
+        let aborted = state.withLock { state -> HTTPLoadError? in
             state.completion = completion
             state.deadline = deadline
             return state.aborted
@@ -112,15 +116,15 @@ final class HTTPTransfer: Sendable {
         if let aborted { finish(.failure(aborted)) } else { send(to: request.url, at: origin, attempt: 1, limits: limits) }
     }
 
-    /// Ends the load with ``WebImageError/cancelled``: a waiting or connecting lease is withdrawn
+    /// Ends the load with ``HTTPLoadError/cancelled``: a waiting or connecting lease is withdrawn
     /// (closing what it opened), a request on the wire is aborted with its connection. Safe from
     /// any thread, at any time, more than once.
-    func cancel() {
+    package func cancel() {
         abort(with: .cancelled)
     }
 
     /// Ends the load with `error`, whatever step it is at.
-    private func abort(with error: WebImageError) {
+    private func abort(with error: HTTPLoadError) {
         let withdraw = state.withLock { state -> (@Sendable () -> Void)? in
             guard state.aborted == nil else { return nil }
             if case .finished = state.step { return nil }
@@ -157,7 +161,7 @@ final class HTTPTransfer: Sendable {
         let exchange = HTTPExchange(url: url, maxBodySize: hooks.maxBodySize ?? configuration.maxBodySize,
                                     wantsPartialData: request.wantsPartialData, idleTimeout: limits.idle,
                                     onCookies: hooks.didReceiveCookies, sink: sink)
-        let lease = state.withLock { state -> Result<Int, WebImageError> in
+        let lease = state.withLock { state -> Result<Int, HTTPLoadError> in
             if let aborted = state.aborted { return .failure(aborted) }
             state.leases += 1
             state.step = .leasing(origin: hop, lease: state.leases, waiterID: nil)
@@ -190,7 +194,7 @@ final class HTTPTransfer: Sendable {
             let aborted = state.withLock { $0.aborted }
             return finish(.failure(aborted ?? .fromLoading(error)))
         }
-        let aborted = state.withLock { state -> WebImageError? in
+        let aborted = state.withLock { state -> HTTPLoadError? in
             if let aborted = state.aborted { return aborted }
             state.step = .exchanging(connection)
             return nil
@@ -251,27 +255,27 @@ final class HTTPTransfer: Sendable {
     /// https to http (unless allowed) and when the redirect policy refuses the target.
     private func redirectTarget(_ location: String, from url: URL) throws -> URL {
         guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
-            throw WebImageError.invalidURL(location)
+            throw HTTPLoadError.invalidURL(location)
         }
         if url.scheme?.lowercased() == "https", next.scheme?.lowercased() == "http",
            !(hooks.allowsInsecureRedirects ?? configuration.allowsInsecureRedirects) {
-            throw WebImageError.insecureRedirect(next.absoluteString)
+            throw HTTPLoadError.insecureRedirect(next.absoluteString)
         }
         if let policy = hooks.redirectPolicy ?? configuration.redirectPolicy, !policy(url, next) {
-            throw WebImageError.rejected("redirect to \(next.absoluteString) refused by the redirect policy")
+            throw HTTPLoadError.rejected("redirect to \(next.absoluteString) refused by the redirect policy")
         }
         let limit = hooks.maxRedirects ?? configuration.maxRedirects
         try state.withLock { state in
             state.redirects += 1
-            guard state.redirects <= limit else { throw WebImageError.tooManyRedirects }
+            guard state.redirects <= limit else { throw HTTPLoadError.tooManyRedirects }
             // A URL seen before in this chain is a loop: fail now rather than after the limit.
             if state.visited == nil { state.visited = [request.url.absoluteString] }
-            guard state.visited?.insert(next.absoluteString).inserted == true else { throw WebImageError.tooManyRedirects }
+            guard state.visited?.insert(next.absoluteString).inserted == true else { throw HTTPLoadError.tooManyRedirects }
         }
         return next
     }
 
-    private func finish(_ result: Result<Void, WebImageError>) {
+    private func finish(_ result: Result<Void, HTTPLoadError>) {
         let (completion, deadline) = state.withLock { state -> (Completion?, Scheduled<Void>?) in
             if case .finished = state.step { return (nil, nil) }
             state.step = .finished
@@ -290,7 +294,7 @@ final class HTTPTransfer: Sendable {
     /// The header fields of a hop to `url`. A hop to another origin than the one the caller
     /// asked for sends the defaults only: the caller's headers (API keys, conditional headers,
     /// credentials, cookies) were meant for that origin.
-    private func headers(for url: URL, sameOrigin: Bool) throws(WebImageError) -> HTTPHeaders {
+    private func headers(for url: URL, sameOrigin: Bool) throws(HTTPLoadError) -> HTTPHeaders {
         let defaults = hooks.defaultHeaders ?? loaderDefaults
         guard sameOrigin else { return defaults.fields }
         let extras = hooks.sameOriginHeaders(url)

@@ -5,14 +5,16 @@
 /// progressive decoder decodes the bytes so far again. Handing out at geometrically growing sizes
 /// keeps both linear in the body size (at most five times it) instead of quadratic in the number
 /// of network reads.
-struct PartialDataThrottle: Sendable {
+package struct PartialDataThrottle: Sendable {
     /// The least growth between two hand-outs, in bytes.
-    static let minimumGrowth = 8 * 1024
+    package static let minimumGrowth = 8 * 1024
 
     private var lastCount = 0
 
+    package init() {}
+
     /// Whether `count` bytes received so far should go out now; records it when so.
-    mutating func shouldDeliver(count: Int) -> Bool {
+    package mutating func shouldDeliver(count: Int) -> Bool {
         guard count >= lastCount + max(Self.minimumGrowth, lastCount / 4) else { return false }
         lastCount = count
         return true

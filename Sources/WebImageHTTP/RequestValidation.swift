@@ -3,13 +3,13 @@ import NIOCore
 /// Checks what a request will put on the wire before a connection is touched: a header that is
 /// not valid HTTP/1.1 would otherwise fail the write, look like a dead pooled connection, be
 /// retried, and close healthy connections on the way.
-enum RequestValidation {
+package enum RequestValidation {
     /// The longest timeout honoured; longer ones (up to `.seconds(.max)`) are clamped to it, so
     /// deadline arithmetic cannot overflow. A year is "never" for a download.
     static let longestTimeout: Duration = .seconds(365 * 24 * 3600)
 
     /// Why `name: value` cannot be sent as a header field, or `nil` when it can.
-    static func headerProblem(name: String, value: String) -> String? {
+    package static func headerProblem(name: String, value: String) -> String? {
         if name.isEmpty { return "empty header name" }
         // RFC 9110 field-name: a token.
         if !name.utf8.allSatisfy(isTokenByte) { return "header name \(name.debugDescription) is not an HTTP token" }
@@ -21,16 +21,16 @@ enum RequestValidation {
         return nil
     }
 
-    /// Throws ``WebImageError/invalidRequest(_:)`` for the first header that cannot be sent.
-    static func validate(_ headers: [String: String]) throws(WebImageError) {
+    /// Throws ``HTTPLoadError/invalidRequest(_:)`` for the first header that cannot be sent.
+    static func validate(_ headers: [String: String]) throws(HTTPLoadError) {
         for (name, value) in headers {
             if let problem = headerProblem(name: name, value: value) { throw .invalidRequest(problem) }
         }
     }
 
     /// `timeout` as a positive event-loop amount, clamped to ``longestTimeout``; throws
-    /// ``WebImageError/invalidRequest(_:)`` when it is zero or negative (`what` names it).
-    static func timeAmount(_ timeout: Duration, _ what: String) throws(WebImageError) -> TimeAmount {
+    /// ``HTTPLoadError/invalidRequest(_:)`` when it is zero or negative (`what` names it).
+    static func timeAmount(_ timeout: Duration, _ what: String) throws(HTTPLoadError) -> TimeAmount {
         guard timeout > .zero else { throw .invalidRequest("\(what) must be positive, got \(timeout)") }
         return clamped(timeout)
     }
@@ -49,15 +49,5 @@ enum RequestValidation {
         default:
             "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
-    }
-}
-
-extension ImageLoadRequest {
-    /// Throws ``WebImageError/invalidRequest(_:)`` when `name: value` is not a header field HTTP/1.1
-    /// can carry: a name that is not a token, a value with CR, LF, NUL or another control
-    /// character (tabs are fine). Loaders check every header this way before sending; call it to
-    /// check user input early (the `webimage` CLI does, for `--header`).
-    public static func validateHeader(name: String, value: String) throws(WebImageError) {
-        if let problem = RequestValidation.headerProblem(name: name, value: value) { throw .invalidRequest(problem) }
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import NIOCore
 import NIOHTTP1
+import WebImageSupport
 
 /// One request/response hop of an HTTP load (one attempt of it), handled on the connection's event loop.
 ///
@@ -16,11 +17,11 @@ final class HTTPExchange: HTTPResponseConsumer {
     /// How a hop ended.
     enum Outcome: Sendable {
         /// A 2xx body, complete.
-        case body(Data, ImageLoadResponse)
+        case body(Data, HTTPLoadResponse)
         /// A redirect to `location` (relative to the hop's URL).
         case redirect(location: String)
         /// HTTP 304 to a conditional request.
-        case notModified(ImageLoadResponse)
+        case notModified(HTTPLoadResponse)
         /// Any other status: the load fails with it.
         case status(Int)
     }
@@ -28,7 +29,7 @@ final class HTTPExchange: HTTPResponseConsumer {
     /// What the hop is doing with the body.
     private enum Phase {
         case awaitingHead
-        case collecting(ImageLoadResponse)
+        case collecting(HTTPLoadResponse)
         /// Not a body we keep (redirect, 304, error status): read and dropped, up to a bound.
         case discarding(Outcome)
     }
@@ -53,7 +54,7 @@ final class HTTPExchange: HTTPResponseConsumer {
     private let wantsPartialData: Bool
     private let idleTimeout: TimeAmount
     private let onCookies: (@Sendable (URL, [String]) -> Void)?
-    private let sink: @Sendable (ImageLoadEvent) throws -> Void
+    private let sink: @Sendable (HTTPLoadEvent) throws -> Void
     // The connection's callbacks and the idle timer run on its event loop, and so does
     // `resolve` in practice; the lock makes the state safe whatever thread the connection's end
     // is reported on (it is never contended in the steady state).
@@ -61,7 +62,7 @@ final class HTTPExchange: HTTPResponseConsumer {
 
     init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: TimeAmount,
          onCookies: (@Sendable (URL, [String]) -> Void)?,
-         sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) {
+         sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void) {
         self.url = url
         self.maxBodySize = maxBodySize
         self.wantsPartialData = wantsPartialData
@@ -73,22 +74,22 @@ final class HTTPExchange: HTTPResponseConsumer {
     /// What a hop that failed with `error` amounts to: an error to throw, or (for a body that was
     /// only being dropped) the outcome its head already decided. `aborted`: why the load was
     /// ended from outside (cancelled, past its resource timeout), if it was.
-    func resolve(failure error: any Error, aborted: WebImageError?) throws -> Outcome {
+    func resolve(failure error: any Error, aborted: HTTPLoadError?) throws -> Outcome {
         let (timedOut, phase, received) = state.withLock { state in
             state.finished = true
             state.timer?.cancel()
             return (state.timedOut, state.phase, state.received)
         }
-        if timedOut { throw WebImageError.timedOut }
+        if timedOut { throw HTTPLoadError.timedOut }
         if let aborted { throw aborted }
-        guard !(error is WebImageError), !(error is StaleConnectionError) else { throw error }
+        guard !(error is HTTPLoadError), !(error is StaleConnectionError) else { throw error }
         switch phase {
         case .discarding(let outcome):
             // A dropped body cut short by the server does not change what the head already decided.
             return outcome
         case .collecting(let info):
-            if let expected = info.expectedContentLength, received < expected, WebImageError.isEndOfStream(error) {
-                throw WebImageError.truncatedData("received \(received) of \(expected) bytes")
+            if let expected = info.expectedContentLength, received < expected, HTTPLoadError.isEndOfStream(error) {
+                throw HTTPLoadError.truncatedData("received \(received) of \(expected) bytes")
             }
             throw error
         case .awaitingHead:
@@ -141,7 +142,7 @@ final class HTTPExchange: HTTPResponseConsumer {
             lowercased[key] = lowercased[key].map { "\($0), \(value)" } ?? value
         }
         let expected = head.headers.first(name: "content-length").flatMap { Int64($0) }
-        let info = ImageLoadResponse(url: url, statusCode: status, headers: lowercased, expectedContentLength: expected)
+        let info = HTTPLoadResponse(url: url, statusCode: status, headers: lowercased, expectedContentLength: expected)
 
         let phase: Phase
         if [301, 302, 303, 307, 308].contains(status), let location = head.headers.first(name: "location") {
@@ -162,7 +163,7 @@ final class HTTPExchange: HTTPResponseConsumer {
         }
         guard case .collecting = phase else { return }
         if let expected, expected > maxBodySize {
-            throw WebImageError.tooLarge("Content-Length \(expected) exceeds \(maxBodySize) bytes")
+            throw HTTPLoadError.tooLarge("Content-Length \(expected) exceeds \(maxBodySize) bytes")
         }
         try sink(.response(info))
     }
@@ -193,7 +194,7 @@ final class HTTPExchange: HTTPResponseConsumer {
         case .discardedEnough:
             return false
         case .tooLarge:
-            throw WebImageError.tooLarge("body exceeds \(maxBodySize) bytes")
+            throw HTTPLoadError.tooLarge("body exceeds \(maxBodySize) bytes")
         case .progress(let received, let expected, let partial):
             try sink(.progress(received: received, expected: expected))
             if let partial { try sink(.partialData(partial)) }
@@ -212,14 +213,14 @@ final class HTTPExchange: HTTPResponseConsumer {
         }
         switch phase {
         case .awaitingHead:
-            throw WebImageError.connectionFailed("no response head")
+            throw HTTPLoadError.connectionFailed("no response head")
         case .discarding(let outcome):
             return outcome
         case .collecting(let info):
             if let expected = info.expectedContentLength, received < expected {
-                throw WebImageError.truncatedData("received \(received) of \(expected) bytes")
+                throw HTTPLoadError.truncatedData("received \(received) of \(expected) bytes")
             }
-            if data.isEmpty { throw WebImageError.emptyData }
+            if data.isEmpty { throw HTTPLoadError.emptyData }
             return .body(data, info)
         }
     }

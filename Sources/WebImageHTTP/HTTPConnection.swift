@@ -109,7 +109,7 @@ final class HTTPResponseHandler: ChannelInboundHandler {
                     // follows is not HTTP/1.1, so the connection is closed, not pooled (and, as
                     // the server did answer, the request is not retried as if it were stale).
                     sawResponse = true
-                    throw WebImageError.httpStatus(101)
+                    throw HTTPLoadError.httpStatus(101)
                 }
                 // Other 1xx heads are interim (the decoder drops them); the final head follows.
                 if head.status.code < 200 { return }

@@ -1,7 +1,7 @@
 import NIOHTTP1
 
 /// Headers sent with every request, merged and put in order once rather than for each request.
-struct DefaultRequestHeaders: Sendable {
+package struct DefaultRequestHeaders: Sendable {
     /// By lowercased name: the name as given, and the value.
     let byName: [String: (String, String)]
     /// All of them, in the order a request sends them: what a request that adds nothing sends.
@@ -9,7 +9,7 @@ struct DefaultRequestHeaders: Sendable {
     /// Why one of them cannot be sent (checked once here): every load fails with it.
     let problem: String?
 
-    init(_ headers: [String: String]) {
+    package init(_ headers: [String: String]) {
         problem = headers.lazy.compactMap { RequestValidation.headerProblem(name: $0.key, value: $0.value) }.first
         var byName: [String: (String, String)] = [:]
         for (name, value) in headers { byName[name.lowercased()] = (name, value) }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImageSupport
 
 /// A minimal in-memory store of origin-bound session cookies, one per downloader.
 ///
@@ -13,7 +14,7 @@ import Foundation
 /// the `Cookie` header, without limit: a cookie larger than ``maxCookieBytes`` is dropped, an
 /// origin keeps its ``maxCookiesPerOrigin`` most recent cookies within ``maxHeaderBytes``, and
 /// the jar keeps the ``maxOrigins`` origins that set a cookie most recently.
-final class CookieJar: Sendable {
+package final class CookieJar: Sendable {
     /// The most origins with cookies; the one that set a cookie least recently goes first.
     static let maxOrigins = 100
     /// The most cookies kept for one origin; the least recently set goes first.
@@ -40,8 +41,10 @@ final class CookieJar: Sendable {
     // Every stored cookie and the order of origins live behind this lock.
     private let jar = Locked(Jar())
 
+    package init() {}
+
     /// Stores the `Set-Cookie` header values of a response from `url`.
-    func store(setCookies values: [String], from url: URL) {
+    package func store(setCookies values: [String], from url: URL) {
         let origin = HTTPOrigin(url)
         var updates: [(String, String?)] = []
         for value in values {
@@ -84,13 +87,13 @@ final class CookieJar: Sendable {
     }
 
     /// Whether no cookie is stored (then requests need no `Cookie` header).
-    var isEmpty: Bool { jar.withLock { $0.cookies.isEmpty } }
+    package var isEmpty: Bool { jar.withLock { $0.cookies.isEmpty } }
 
     /// How many origins have cookies.
     var originCount: Int { jar.withLock { $0.cookies.count } }
 
     /// The `Cookie` header for a request to `url`, if any cookie matches its origin.
-    func header(for url: URL) -> String? {
+    package func header(for url: URL) -> String? {
         guard !isEmpty else { return nil }
         let stored = jar.withLock { $0.cookies[HTTPOrigin(url)] } ?? []
         guard !stored.isEmpty else { return nil }

@@ -10,14 +10,14 @@ import NIOPosix
 
 /// Decides whether a connection may be opened to `address`, which `host` (the URL's host,
 /// lowercased) resolved to, for `port`. Return `false` to refuse: the load fails with
-/// ``WebImageError/rejected(_:)`` before any connection is made.
+/// ``HTTPLoadError/rejected(_:)`` before any connection is made.
 ///
 /// With a policy set, the loader resolves the name itself, asks the policy about every address,
 /// and connects to an address it approved: the address checked is the address connected to, so
 /// a name that resolves to a public address for a check and to a private one for the connect
 /// (DNS rebinding) cannot get through. IP literals are asked about as they are. It runs for every
 /// new connection (the first URL and every redirect hop); a pooled connection was checked when opened.
-public typealias ConnectAddressPolicy = @Sendable (_ host: String, _ port: Int, _ address: SocketAddress) -> Bool
+package typealias ConnectAddressPolicy = @Sendable (_ host: String, _ port: Int, _ address: SocketAddress) -> Bool
 
 /// Name resolution for a ``ConnectAddressPolicy``: getaddrinfo on NIO's blocking-work thread pool.
 enum PolicyResolver {
@@ -38,10 +38,10 @@ enum PolicyResolver {
     private static func check(_ addresses: [SocketAddress], host: String, port: Int,
                               policy: ConnectAddressPolicy, on loop: any EventLoop) -> EventLoopFuture<SocketAddress> {
         guard let first = addresses.first else {
-            return loop.makeFailedFuture(WebImageError.connectionFailed("\(host) has no address"))
+            return loop.makeFailedFuture(HTTPLoadError.connectionFailed("\(host) has no address"))
         }
         if let refused = addresses.first(where: { !policy(host, port, $0) }) {
-            return loop.makeFailedFuture(WebImageError.rejected(
+            return loop.makeFailedFuture(HTTPLoadError.rejected(
                 "\(host) resolves to \(refused.ipAddress ?? "an address") the address policy refuses"))
         }
         return loop.makeSucceededFuture(first)
@@ -60,7 +60,7 @@ enum PolicyResolver {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let list else {
-            throw WebImageError.connectionFailed("cannot resolve \(host)")
+            throw HTTPLoadError.connectionFailed("cannot resolve \(host)")
         }
         defer { freeaddrinfo(list) }
         var result: [SocketAddress] = []

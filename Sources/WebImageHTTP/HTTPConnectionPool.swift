@@ -3,6 +3,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import WebImageSupport
 
 /// Keep-alive HTTP/1.1 connections, at most ``maxConnectionsPerOrigin`` per scheme, host and port.
 ///
@@ -118,7 +119,7 @@ final class HTTPConnectionPool: Sendable {
         if allowsInvalidCertificates { configuration.certificateVerification = .none }
         if !trustedCertificatesPEM.isEmpty {
             let certificates = try trustedCertificatesPEM.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) }
-            guard !certificates.isEmpty else { throw WebImageError.invalidRequest("no certificate in the trusted PEM") }
+            guard !certificates.isEmpty else { throw HTTPLoadError.invalidRequest("no certificate in the trusted PEM") }
             configuration.additionalTrustRoots = [.certificates(certificates)]
         }
         return configuration
@@ -141,7 +142,7 @@ final class HTTPConnectionPool: Sendable {
 
     /// Hands `completion` a connection to `origin` for one exchange: an idle one at once, on the
     /// calling thread; else a new one (opened within `connectTimeout`, TCP and TLS together, or
-    /// failed with ``WebImageError/timedOut``), or the next to free up. Returns the lease's id
+    /// failed with ``HTTPLoadError/timedOut``), or the next to free up. Returns the lease's id
     /// while it waits or connects (for ``cancelLease(_:)``), `nil` when it was decided at once.
     @discardableResult
     func lease(_ origin: HTTPOrigin, connectTimeout: TimeAmount, _ completion: @escaping LeaseCompletion) -> Int? {
@@ -177,11 +178,11 @@ final class HTTPConnectionPool: Sendable {
         }
     }
 
-    /// Withdraws lease `id`: it is told ``WebImageError/cancelled`` at once, whether it was
+    /// Withdraws lease `id`: it is told ``HTTPLoadError/cancelled`` at once, whether it was
     /// waiting or opening its connection (which is closed; its slot comes back when the
     /// connect ends). Nothing happens when the lease already got its connection.
     func cancelLease(_ id: Int) {
-        abortLease(id, with: WebImageError.cancelled)
+        abortLease(id, with: HTTPLoadError.cancelled)
     }
 
     /// Ends lease `id` with `error` unless it has ended.
@@ -200,7 +201,7 @@ final class HTTPConnectionPool: Sendable {
 
     /// An idle connection or a free slot for `origin`, taken; `nil` when the caller must wait.
     private func grantNow(_ origin: HTTPOrigin, in state: inout State) throws -> Grant? {
-        guard !state.isShutDown else { throw WebImageError.cancelled }
+        guard !state.isShutDown else { throw HTTPLoadError.cancelled }
         var entry = state.origins[origin, default: PerOrigin()]
         defer { state.origins[origin] = entry }
         while let idle = entry.idle.popLast() {
@@ -292,7 +293,7 @@ final class HTTPConnectionPool: Sendable {
         let loop = group.next()
         let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
         let deadline = loop.scheduleTask(in: timeout) { [weak self] in
-            self?.abortLease(id, with: WebImageError.timedOut)
+            self?.abortLease(id, with: HTTPLoadError.timedOut)
         }
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(timeout)
@@ -305,7 +306,7 @@ final class HTTPConnectionPool: Sendable {
                     state.pending[id]?.channels.append(channel)
                     return true
                 }
-                guard live else { return channel.eventLoop.makeFailedFuture(WebImageError.cancelled) }
+                guard live else { return channel.eventLoop.makeFailedFuture(HTTPLoadError.cancelled) }
                 return channel.eventLoop.makeCompletedFuture {
                     if let tls, let handshake {
                         try channel.pipeline.syncOperations.addHandler(
@@ -341,7 +342,7 @@ final class HTTPConnectionPool: Sendable {
                 }
                 guard admitted else {
                     channel.close(promise: nil)
-                    throw WebImageError.cancelled
+                    throw HTTPLoadError.cancelled
                 }
                 channel.closeFuture.whenComplete { [weak self] _ in self?.forgetIdle(connection) }
                 return connection
@@ -413,7 +414,7 @@ final class HTTPConnectionPool: Sendable {
         }
         for lease in leases {
             for channel in lease.channels { channel.close(promise: nil) }
-            lease.completion(.failure(WebImageError.cancelled))
+            lease.completion(.failure(HTTPLoadError.cancelled))
         }
         for connection in connections {
             try? await connection.channel.close()

@@ -1,0 +1,35 @@
+/// Why an HTTP load failed, as the HTTP stack reports it.
+///
+/// The cases mirror the loading cases of the library's `WebImageError` one to one, so the loader
+/// that adapts this module maps them without judgement; ``consumer(_:)`` carries, untouched, an
+/// error the caller's event sink threw.
+package enum HTTPLoadError: Error {
+    /// The URL is not an http(s) URL this client can send a request for.
+    case invalidURL(String)
+    /// The request cannot be sent: a header that is not valid HTTP/1.1, a timeout that is not positive...
+    case invalidRequest(String)
+    /// The server answered with a status the load cannot use (not 2xx, 304 or a followed redirect).
+    case httpStatus(Int)
+    /// More redirects than allowed, or a redirect loop.
+    case tooManyRedirects
+    /// A redirect from https to plain http, refused.
+    case insecureRedirect(String)
+    /// The redirect policy refused a redirect.
+    case rejected(String)
+    /// The body is larger than allowed.
+    case tooLarge(String)
+    /// The body ended before its announced length.
+    case truncatedData(String)
+    /// A successful response with an empty body.
+    case emptyData
+    /// No connection, a reset, a malformed response, a failed TLS handshake...
+    case connectionFailed(String)
+    /// The server's certificate failed verification.
+    case untrustedCertificate(String)
+    /// The idle, connect or resource timeout expired.
+    case timedOut
+    /// The load was cancelled, or the session shut down.
+    case cancelled
+    /// The event sink threw this error: the load ended with it.
+    case consumer(any Error)
+}

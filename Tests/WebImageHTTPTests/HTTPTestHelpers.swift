@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import WebImageHTTP
+import WebImageSupport
+import WebImageTestSupport
+
+/// What one HTTP load delivered.
+struct HTTPOutcome: Sendable {
+    var responses: [HTTPLoadResponse] = []
+    var data: Data?
+    var error: HTTPLoadError?
+
+    /// Whether the load failed the way a dropped connection or a silent peer does (worth retrying later).
+    var failedTransiently: Bool {
+        switch error {
+        case .connectionFailed, .timedOut: true
+        default: false
+        }
+    }
+}
+
+extension HTTPSession.Configuration {
+    /// The library's defaults, with a short idle timeout for tests.
+    static func testing(idleTimeout: Duration = .seconds(2), maxConnectionsPerHost: Int = 8,
+                        defaultHeaders: [String: String] = ["Accept": "image/*"]) -> Self {
+        Self(idleTimeout: idleTimeout, resourceTimeout: .seconds(60), connectTimeout: .seconds(10),
+             maxBodySize: 64 * 1024 * 1024, maxRedirects: 5, defaultHeaders: defaultHeaders,
+             allowsInvalidCertificates: false, trustedCertificatesPEM: [], allowsInsecureRedirects: false,
+             redirectPolicy: nil, maxConnectionsPerHost: maxConnectionsPerHost)
+    }
+}
+
+extension HTTPSession {
+    /// Runs one load to its end and gathers what it delivered.
+    func load(_ request: HTTPLoadRequest) async -> HTTPOutcome {
+        let outcome = Locked(HTTPOutcome())
+        let transfer = makeTransfer(request) { event in
+            outcome.withLock { outcome in
+                switch event {
+                case .response(let response): outcome.responses.append(response)
+                case .completed(let data, _): outcome.data = data
+                case .progress, .partialData, .notModified: break
+                }
+            }
+        }
+        let result = await withCheckedContinuation { continuation in
+            transfer.start { continuation.resume(returning: $0) }
+        }
+        return outcome.withLock { outcome in
+            if case .failure(let error) = result { outcome.error = error }
+            return outcome
+        }
+    }
+}
+
+/// Runs `body` with a session of its own, shut down afterwards even on failure.
+func withSession<T: Sendable>(_ configuration: HTTPSession.Configuration = .testing(),
+                              _ body: (HTTPSession) async throws -> T) async throws -> T {
+    let session = HTTPSession(configuration: configuration)
+    do {
+        let result = try await body(session)
+        await session.shutdown()
+        return result
+    } catch {
+        await session.shutdown()
+        throw error
+    }
+}
+
+/// Runs `body` with a fresh loopback server, shut down afterwards even on failure.
+func withServer<T: Sendable>(_ body: (LoopbackServer) async throws -> T) async throws -> T {
+    let server = try await LoopbackServer.start()
+    do {
+        let result = try await body(server)
+        try await server.shutdown()
+        return result
+    } catch {
+        try? await server.shutdown()
+        throw error
+    }
+}
+
+/// `count` bytes of a recognisable pattern.
+func testBytes(_ count: Int) -> Data {
+    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+}
