@@ -310,7 +310,7 @@ final class HTTPConnectionPool: Sendable {
                             NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
                         try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
                     }
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
                 }
             }
         let opened = literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: origin.port)
