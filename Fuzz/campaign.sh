@@ -3,12 +3,12 @@
 # did to the ledger Fuzz/campaigns.tsv (committed: the executions add up across campaigns), then
 # prints the ledger's totals per target. Exits non-zero when any target found something.
 #
-# Usage: Fuzz/campaign.sh SECONDS [TARGET...]   (default: the four decoder targets, the HTTP client, the disk entry reader)
+# Usage: Fuzz/campaign.sh SECONDS [TARGET...]   (default: the five decoder targets, the HTTP client, the disk entry reader)
 set -uo pipefail
 cd "$(dirname "$0")"
 seconds=${1:?usage: Fuzz/campaign.sh SECONDS [TARGET...]}; shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(JPEGFuzzer PNGFuzzer GIFFuzzer WebPFuzzer HTTPResponseFuzzer DiskEntryFuzzer)
+[ ${#targets[@]} -gt 0 ] || targets=(DecodeFuzzer JPEGFuzzer PNGFuzzer GIFFuzzer WebPFuzzer HTTPResponseFuzzer DiskEntryFuzzer)
 ledger=campaigns.tsv
 [ -f "$ledger" ] || printf 'date\ttarget\tseconds\texecutions\tresult\n' > "$ledger"
 found=0

@@ -32,5 +32,5 @@ for format in "${formats[@]}"; do [[ -d "$corpus/$format" ]] && seeds+=("$corpus
 [ "$target" = HTTPResponseFuzzer ] && seeds+=(seeds/http)
 # The crash handler of a sanitized Swift binary can hang for minutes.
 export SWIFT_BACKTRACE=enable=no
-exec "$binary" ".corpus/$target" "${seeds[@]}" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 \
+exec "$binary" ".corpus/$target" "${seeds[@]}" -max_total_time="$seconds" -max_len=16384 -rss_limit_mb=4096 \
     -timeout=10 -artifact_prefix=.findings/ -print_final_stats=1 "$@"

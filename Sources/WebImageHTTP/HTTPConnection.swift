@@ -56,6 +56,19 @@ final class HTTPConnection: Sendable {
     }
 }
 
+extension HTTPConnection {
+    /// Adds the HTTP/1.1 client handlers to a new connection's pipeline: NIO's request encoder,
+    /// header validator and response decoder, the decoder set to forward interim (1xx) heads
+    /// rather than drop them, so the handler sees that one came (see ``HTTPResponseHandler``).
+    static func addHTTPClientHandlers(to pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try pipeline.addHandlers([
+            HTTPRequestEncoder(),
+            ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)),
+            NIOHTTPRequestHeadersValidator(),
+        ])
+    }
+}
+
 /// Thrown when a connection that served before closed without a response byte to the next
 /// request: the server dropped it while idle, so the request may be sent again elsewhere.
 struct StaleConnectionError: Error {}
@@ -73,6 +86,10 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     private var exchangesStarted = 0
     private var sawResponse = false
     private var keepAlive = true
+    /// An interim (1xx) head came before the final one. The client never asks for one (no
+    /// `Expect: 100-continue`), so a server sending one is not following the exchange we started:
+    /// the connection is closed after the response rather than reused.
+    private var sawInterimResponse = false
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
@@ -95,6 +112,7 @@ final class HTTPResponseHandler: ChannelInboundHandler {
         self.returnToPool = returnToPool
         sawResponse = false
         keepAlive = true
+        sawInterimResponse = false
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
@@ -111,8 +129,13 @@ final class HTTPResponseHandler: ChannelInboundHandler {
                     sawResponse = true
                     throw HTTPLoadError.httpStatus(101)
                 }
-                // Other 1xx heads are interim (the decoder drops them); the final head follows.
-                if head.status.code < 200 { return }
+                // Other 1xx heads are interim: the final head follows, and the connection is not
+                // pooled after it.
+                if head.status.code < 200 {
+                    sawResponse = true
+                    sawInterimResponse = true
+                    return
+                }
                 sawResponse = true
                 keepAlive = head.isKeepAlive
                 try consumer.receive(head: head)
@@ -120,7 +143,7 @@ final class HTTPResponseHandler: ChannelInboundHandler {
                 // Reading stops early (a dropped body past its bound): the connection cannot be reused.
                 if try !consumer.receive(body: buffer) { succeed(try consumer.finish(), reusable: false) }
             case .end:
-                succeed(try consumer.finish(), reusable: keepAlive)
+                succeed(try consumer.finish(), reusable: keepAlive && !sawInterimResponse)
             }
         } catch {
             fail(error)

@@ -313,7 +313,7 @@ final class HTTPConnectionPool: Sendable {
                             NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
                         try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
                     }
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
                 }
             }
         let opened: EventLoopFuture<any Channel>

@@ -61,6 +61,8 @@ public struct LoopbackResponse: Sendable {
     /// answered: the server closes the connection, as one that dropped an idle keep-alive
     /// connection just as the client reused it.
     public var dropsReusedConnection = false
+    /// Interim (1xx) heads sent, in this order, before the response's own head (e.g. `[103]`).
+    public var interimStatuses: [Int] = []
 
     /// Creates a response; the defaults answer 200 with the body and its length.
     public init(status: Int = 200, headers: [String: String] = [:], body: Body = .bytes(Data()),

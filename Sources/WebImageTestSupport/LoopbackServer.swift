@@ -284,6 +284,9 @@ public final class LoopbackServer: Sendable {
             responseHeaders.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
         }
         let isHead = head.method == .HEAD
+        for interim in response.interimStatuses {
+            try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: interim))))
+        }
         try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status),
                                                          headers: responseHeaders)))
 

@@ -5,7 +5,7 @@ import WebImage
 // internals: the target CI runs for a minute on every change.
 runFuzzer { data in
     let coders = ImageCodersManager.shared
-    _ = try? coders.decode(data, options: DecodeOptions(pixelLimit: fuzzPixelLimit))
-    _ = try? coders.decode(data, options: DecodeOptions(maxPixelSize: 1, pixelLimit: fuzzPixelLimit))
+    _ = try? coders.decode(data, options: fuzzOptions())
+    _ = try? coders.decode(data, options: fuzzOptions(thumbnail: true))
     fuzzJPEGInternals(data)
 }

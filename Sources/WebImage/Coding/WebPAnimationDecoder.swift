@@ -8,9 +8,12 @@ import Foundation
 /// Animated WebP through libwebp's `WebPAnimDecoder`, which composites each frame on the canvas.
 ///
 /// The frame and byte limits are asked before each frame is decoded (``AnimationBudget``), and
-/// thumbnails shrink each frame as it comes. Unlike GIF and PNG, the canvas is not checked against
-/// the file's size: lossless WebP codes a solid area in next to no bits, so no ratio holds for
-/// every valid file; the pixel limit and the frame budget bound it instead.
+/// thumbnails shrink each frame as it comes. Before the decoder allocates its canvas (two of them,
+/// cleared for every key frame), the canvas is checked against what the frames can paint
+/// (``paintablePixels(_:count:atLeast:)``), so a tiny file cannot declare a huge canvas and cost
+/// hundreds of MB of background. A lossless frame can code a solid area in next to no bits, so
+/// no ratio of bytes holds for those: each counts its declared area, and the pixel limit and the
+/// frame budget bound it, as for a still image.
 enum WebPAnimationDecoder {
     static func decode(_ base: UnsafePointer<UInt8>, count: Int, options: DecodeOptions) throws -> DecodedImage {
         var decoderOptions = WebPAnimDecoderOptions()
@@ -22,6 +25,10 @@ enum WebPAnimationDecoder {
         var features = WebPBitstreamFeatures()
         guard WebPGetFeatures(base, count, &features) == VP8_STATUS_OK else { throw WebImageError.corruptData("WebP header") }
         try options.checkFullSizeCanvas(width: Int(features.width), height: Int(features.height))
+        let canvasPixels = Int(features.width) * Int(features.height)
+        try CompressionBound.check(width: Int(features.width), height: Int(features.height),
+                                   paintablePixels: paintablePixels(base, count: count, atLeast: canvasPixels),
+                                   format: "WebP animation")
         guard let decoder = WebPAnimDecoderNew(&webPData, &decoderOptions) else {
             throw WebImageError.corruptData("WebP: cannot read the animation")
         }
@@ -53,5 +60,29 @@ enum WebPAnimationDecoder {
                                      hasAlpha: features.has_alpha != 0)
         image.truncation = budget.truncation
         return image
+    }
+
+    /// The most canvas pixels the frames can paint, summed over the frames (counting stops once
+    /// it reaches `atLeast`): a lossless (VP8L) frame its declared area, a lossy (VP8) one no more
+    /// than its bitstream can code (``CompressionBound/vp8PixelsPerByte``). `Int.max` when the
+    /// file's frames cannot be listed: the decoder then refuses the file itself.
+    static func paintablePixels(_ base: UnsafePointer<UInt8>, count: Int, atLeast: Int) -> Int {
+        var webPData = WebPData(bytes: base, size: count)
+        guard let demuxer = WebPDemux(&webPData) else { return .max }
+        defer { WebPDemuxDelete(demuxer) }
+        var iterator = WebPIterator()
+        guard WebPDemuxGetFrame(demuxer, 1, &iterator) != 0 else { return .max }
+        defer { WebPDemuxReleaseIterator(&iterator) }
+        var paintable = 0
+        repeat {
+            let area = Int(iterator.width) * Int(iterator.height)
+            let fragment = UnsafeBufferPointer(start: iterator.fragment.bytes, count: iterator.fragment.size)
+            let isLossless = fragment.count >= 4 && fragment.prefix(4).elementsEqual("VP8L".utf8)
+            let (coded, overflow) = fragment.count.multipliedReportingOverflow(by: CompressionBound.vp8PixelsPerByte)
+            let frame = isLossless || overflow ? area : min(area, coded)
+            paintable = paintable.addingReportingOverflow(frame).overflow ? .max : paintable + frame
+            if paintable >= atLeast { break }
+        } while WebPDemuxNextFrame(&iterator) != 0
+        return paintable
     }
 }

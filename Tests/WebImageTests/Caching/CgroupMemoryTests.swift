@@ -52,6 +52,7 @@ import Testing
         try cgroup.write("cache 1\ntotal_inactive_file 400\n", to: "memory/docker/abc123/memory.stat")
         let reading = try #require(cgroup.memory.reading())
         #expect(reading.limit == 128 * Self.mebibyte && reading.workingSet == 600)
+        #expect(MemoryCache<String, Int>.defaultCostLimit(memory: cgroup.memory) == 128 * Self.mebibyte / 5)
     }
 
     @Test func noLimitMeansThePhysicalMemoryRule() throws {
@@ -84,6 +85,21 @@ import Testing
         try cgroup.write("inactive_file 1000000\n", to: "memory.stat")
         #expect(monitor.check())
         #expect(calls.withLock { $0.map(\.workingSet) } == [94_000_000])
+    }
+
+    /// The monitor finds pressure by itself once started (the image cache starts one), and
+    /// stops calling after ``MemoryPressureMonitor/stop()``.
+    @Test(.timeLimit(.minutes(1)))
+    func pollingFindsPressureUnasked() async throws {
+        let cgroup = try FakeCgroup(membership: "0::/\n")
+        try cgroup.write("100000000\n", to: "memory.max")
+        try cgroup.write("99000000\n", to: "memory.current")
+        let (readings, continuation) = AsyncStream.makeStream(of: Int.self)
+        let monitor = MemoryPressureMonitor(memory: cgroup.memory) { continuation.yield($0.workingSet) }
+        monitor.start(interval: .milliseconds(5))
+        var iterator = readings.makeAsyncIterator()
+        #expect(await iterator.next() == 99_000_000)
+        monitor.stop()
     }
 
     @Test func imageCacheShedsItsMemoryCacheUnderPressure() async throws {

@@ -17,6 +17,8 @@ import WebImageTestSupport
 /// | GIF, 6000×6000 screen, one 1×1 frame | 60 B | refused: 32 MB, 2 s CPU |
 /// | APNG, 6000×6000 canvas, one 1×1 frame | 150 B | refused: 32 MB, 2 s CPU |
 /// | animated WebP, 1×1 canvas, 10 050 frames | 300 KB | 10 000 frames, 40 MB, 5 s CPU |
+/// | animated WebP, 10 000×10 000 canvas, two 1×1 frames | 150 B | refused: 32 MB, 2 s CPU |
+/// | JPEG, 300 000 DHT segments before its scan, as a 1/8 thumbnail | 6.6 MB | decodes: 0.5 s CPU |
 ///
 /// Before these limits the same samples cost: all 200 000 GIF frames; 560 MB for the thumbnail;
 /// a truncated-data error after decoding rows off the screen; 300 MB and 450 MB for the two tiny
@@ -157,6 +159,58 @@ struct DecompressionBombTests {
         #expect(run.cpuSeconds <= 5, "\(run.cpuSeconds) s of CPU")
     }
 
+    /// An animated WebP of two 1×1 frames declaring a 10 000×10 000 canvas (within the default
+    /// pixel limit): libwebp's animation decoder allocated two 400 MB canvases and cleared one for
+    /// the first frame, and the frame copied out was 400 MB more. Its frames can paint 2 pixels:
+    /// refused before the decoder is made.
+    @Test(.enabled(if: canMeasure, "needs the webimage binary (swift build --build-tests) and GNU time (/usr/bin/time)"))
+    func tinyAnimatedWebPDeclaringAHugeCanvasIsRefused() async throws {
+        let webp = try Self.webP(side: 1, frames: 2, canvas: 10_000)
+        #expect(webp.count < 200)
+        let directory = try TemporaryDirectory()
+        let run = try await runMeasured(["decode", try writeSample(webp, named: "canvas.webp", in: directory), "--json"])
+        #expect(try run.errorCode() == "tooLarge", "\(run.stdout)")
+        #expect(run.peakMemoryBytes <= 32 * Self.megabyte, "peak \(run.peakMemoryBytes / Self.megabyte) MB")
+        #expect(run.cpuSeconds <= 2, "\(run.cpuSeconds) s of CPU")
+    }
+
+    /// The canvas check counts what the frames can paint, not the file's bytes: lossless frames
+    /// covering a canvas above the floor in next to no bytes still decode, and so does a canvas
+    /// below the floor whatever its frames.
+    @Test func animatedWebPWhoseFramesCoverTheCanvasDecodes() throws {
+        let solid = try Self.webP(side: 1200, frames: 2)
+        #expect(solid.count < 2000)
+        let image = try WebPCoder().decode(solid, options: DecodeOptions(maxPixelSize: 16))
+        #expect(image.frames.count == 2)
+        let small = try Self.webP(side: 1, frames: 2, canvas: 1000)
+        #expect(try WebPCoder().decode(small, options: DecodeOptions()).width == 1000)
+        let large = try Self.webP(side: 1, frames: 2, canvas: 1100)
+        #expect(throws: WebImageError.self) { try WebPCoder().decode(large, options: DecodeOptions()) }
+    }
+
+    /// The 1/8-scale JPEG decoder built the lookup tables of every DHT segment as it read it
+    /// (about 5000 table entries each), so a file of 300 000 one-code DHT segments (6.6 MB) cost
+    /// 1.8 s of CPU before its first scan (13 MB: 3.5 s), where the same picture alone takes
+    /// milliseconds. Now a DHT segment's bytes are kept and only
+    /// the tables the scan uses are built, as libjpeg builds its derived tables at the scan.
+    @Test(.enabled(if: canMeasure, "needs the webimage binary (swift build --build-tests) and GNU time (/usr/bin/time)"))
+    func jpegWithHundredsOfThousandsOfHuffmanTables() async throws {
+        let photo = try JPEGCoder.encode(try Bitmap(width: 64, height: 48, filledWith: (200, 100, 50, 255)), quality: 85,
+                                         sampling: .halfBoth)
+        // One AC table of a single 1-bit code, again and again, before the file's own tables.
+        let table: [UInt8] = [0xFF, 0xC4, 0x00, 0x14, 0x10, 1] + [UInt8](repeating: 0, count: 15) + [0x01]
+        var data = Data(photo.prefix(2))
+        data.reserveCapacity(photo.count + table.count * 300_000)
+        for _ in 0..<300_000 { data.append(contentsOf: table) }
+        data.append(photo.dropFirst(2))
+        #expect(data.count < 7 << 20)
+        let directory = try TemporaryDirectory()
+        let run = try await runMeasured(["decode", try writeSample(data, named: "tables.jpg", in: directory),
+                                         "--json", "--max-pixel-size", "8"])
+        #expect(try run.json()["width"] as? Int == 8, "\(run.stdout)")
+        #expect(run.cpuSeconds <= 0.5, "\(run.cpuSeconds) s of CPU")
+    }
+
     // MARK: - The limits' rule, in process
 
     enum Format: String, CaseIterable, Sendable { case gif, apng, webp }
@@ -181,12 +235,23 @@ struct DecompressionBombTests {
         }
     }
 
-    static func webP(side: Int, frames: Int) throws -> Data {
+    /// `frames` lossless frames of `side` × `side`; with `canvas`, the VP8X header then declares a
+    /// `canvas` × `canvas` canvas the frames sit in the corner of.
+    static func webP(side: Int, frames: Int, canvas: Int? = nil) throws -> Data {
         let colors: [(UInt8, UInt8, UInt8, UInt8)] = [(255, 0, 0, 255), (0, 255, 0, 255), (0, 0, 255, 255)]
         let bitmaps = try colors.map { try Bitmap(width: side, height: side, filledWith: $0) }
         let image = try DecodedImage(frames: (0..<frames).map { ImageFrame(bitmap: bitmaps[$0 % 3], duration: 0.05) },
                                      loopCount: 0, hasAlpha: false)
-        return try WebPAnimationEncoder.encode(image, options: EncodeOptions(lossless: true))
+        var data = try WebPAnimationEncoder.encode(image, options: EncodeOptions(lossless: true))
+        if let canvas {
+            // RIFF header (12 bytes), then the VP8X chunk: fourcc, size, 4 bytes of flags, then the
+            // canvas width and height less one, 24 bits each, little-endian.
+            #expect(data[data.startIndex + 12..<data.startIndex + 16].elementsEqual("VP8X".utf8))
+            for (offset, value) in [(24, canvas - 1), (27, canvas - 1)] {
+                for byte in 0..<3 { data[data.startIndex + offset + byte] = UInt8((value >> (8 * byte)) & 0xFF) }
+            }
+        }
+        return data
     }
 
     @Test(arguments: Format.allCases)

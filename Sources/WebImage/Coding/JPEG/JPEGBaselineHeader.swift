@@ -41,8 +41,11 @@ struct JPEGBaselineHeader {
     init?(_ bytes: UnsafeRawBufferPointer) {
         typealias Marker = JPEGMarkerWalker.Marker
         var quantTables = [[Int32]?](repeating: nil, count: 4)
-        var dcTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
-        var acTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
+        // DHT segments keep their bytes; only the tables the scan uses are built (as libjpeg builds
+        // its derived tables at the scan): a file of thousands of DHT segments must not cost a
+        // lookup-table build each.
+        var dcTables = [(counts: [UInt8], symbols: [UInt8])?](repeating: nil, count: 4)
+        var acTables = [(counts: [UInt8], symbols: [UInt8])?](repeating: nil, count: 4)
         var frame: [(id: UInt8, h: Int, v: Int, quant: Int)] = []
         var size = (width: 0, height: 0)
         var sawJFIF = false
@@ -82,9 +85,8 @@ struct JPEGBaselineHeader {
                     guard tableClass <= 1, id < 4 else { return nil }
                     let counts = UnsafeRawBufferPointer(rebasing: segment[(at + 1)..<(at + 17)])
                     let total = counts.reduce(0) { $0 + Int($1) }
-                    guard at + 17 + total <= segment.count,
-                          let table = JPEGHuffmanTable(counts: counts, symbols: Array(segment[(at + 17)..<(at + 17 + total)]),
-                                                       isDC: tableClass == 0) else { return nil }
+                    guard total <= 256, at + 17 + total <= segment.count else { return nil }
+                    let table = (counts: Array(counts), symbols: Array(segment[(at + 17)..<(at + 17 + total)]))
                     if tableClass == 0 { dcTables[id] = table } else { acTables[id] = table }
                     at += 17 + total
                 }
@@ -117,13 +119,23 @@ struct JPEGBaselineHeader {
                 // One scan holding every component; Ss, Se, Ah/Al must be 0, 63, 0 for sequential JPEG.
                 guard count == frame.count, segment.count == 4 + 2 * count else { return nil }
                 var components: [Component] = []
+                var built: [Int: JPEGHuffmanTable] = [:]
+                func table(_ id: Int, isDC: Bool) -> JPEGHuffmanTable? {
+                    let key = isDC ? id : id + 4
+                    if let table = built[key] { return table }
+                    guard let raw = isDC ? dcTables[id] : acTables[id],
+                          let table = JPEGHuffmanTable(counts: raw.counts, symbols: raw.symbols, isDC: isDC) else { return nil }
+                    built[key] = table
+                    return table
+                }
                 for index in 0..<count {
                     let id = segment[1 + 2 * index], tables = segment[2 + 2 * index]
                     guard let frameIndex = frame.firstIndex(where: { $0.id == id }),
                           !components.contains(where: { $0.frameIndex == frameIndex }),
                           let quantization = quantTables[frame[frameIndex].quant],
-                          let dc = dcTables[Int(tables >> 4) & 3], let ac = acTables[Int(tables & 15) & 3],
-                          tables >> 4 < 4, tables & 15 < 4 else { return nil }
+                          tables >> 4 < 4, tables & 15 < 4,
+                          let dc = table(Int(tables >> 4), isDC: true), let ac = table(Int(tables & 15), isDC: false)
+                    else { return nil }
                     components.append(Component(frameIndex: frameIndex, horizontalSampling: frame[frameIndex].h,
                                                 verticalSampling: frame[frameIndex].v, quantization: quantization,
                                                 dcTable: dc, acTable: ac))
