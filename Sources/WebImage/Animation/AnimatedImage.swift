@@ -36,14 +36,14 @@ public final class AnimatedImage: Sendable {
     public var canvasHeight: Int { source.canvasHeight }
     /// Whether the file declares transparency.
     public var hasAlpha: Bool { source.hasAlpha }
-    /// ``AnimationTruncation/frameCount`` when the file has more frames than ``DecodeOptions/maxFrameCount``.
-    public let truncation: AnimationTruncation?
+    /// ``DecodedImage.AnimationTruncation/frameCount`` when the file has more frames than ``DecodeOptions/maxFrameCount``.
+    public let truncation: DecodedImage.AnimationTruncation?
     /// The options frames are decoded with.
     public let options: DecodeOptions
     /// Transformers applied to each frame as it is decoded, in order.
     public let transformers: [any ImageTransformer]
     /// The default byte budget of a player's frame buffer for this animation
-    /// (``AnimationBufferBudget/defaultBytes(frameBytes:frameCount:)``); a memory cache counts
+    /// (``AnimatedImagePlayer.BufferBudget/defaultBytes(frameBytes:frameCount:)``); a memory cache counts
     /// this, not every frame.
     public let bufferBudget: Int
 
@@ -70,7 +70,7 @@ public final class AnimatedImage: Sendable {
         truncation = source.frames.count > limit ? .frameCount : nil
         durations = source.frames.prefix(frameCount).map(\.duration)
         let size = (try? options.targetSize(width: source.canvasWidth, height: source.canvasHeight)) ?? (source.canvasWidth, source.canvasHeight)
-        bufferBudget = AnimationBufferBudget.defaultBytes(frameBytes: Bitmap.byteCount(width: size.0, height: size.1) ?? .max,
+        bufferBudget = AnimatedImagePlayer.BufferBudget.defaultBytes(frameBytes: Bitmap.byteCount(width: size.0, height: size.1) ?? .max,
                                                           frameCount: frameCount)
         reader = Locked(try AnimationCursor(source: source, options: options))
     }

@@ -6,7 +6,7 @@ import Foundation
 
 /// Plays an ``AnimatedImage`` (SDWebImage's `SDAnimatedImagePlayer`), platform-neutral: the
 /// consumer calls ``update()`` whenever it can show a frame (a display link, a timer, a
-/// terminal redraw) and shows ``currentFrame``; the player decides from its ``AnimationClock``
+/// terminal redraw) and shows ``currentFrame``; the player decides from its ``AnimatedImagePlayer.Clock``
 /// which frame is due.
 ///
 /// - Timing: each frame shows for its duration (durations under 11 ms count as 100 ms, as
@@ -36,7 +36,7 @@ public final class AnimatedImagePlayer: Sendable {
     public let animation: AnimatedImage
     /// The most bytes the frame buffer holds.
     public let bufferBudget: Int
-    private let clock: any AnimationClock
+    private let clock: any AnimatedImagePlayer.Clock
 
     private struct State {
         var isPlaying = false
@@ -72,7 +72,7 @@ public final class AnimatedImagePlayer: Sendable {
     /// - Parameters:
     ///   - bufferBytes: the frame buffer's budget; `nil` for the animation's default
     ///     (``AnimatedImage/bufferBudget``). At least one frame is always buffered.
-    public init(animation: AnimatedImage, clock: any AnimationClock = SystemAnimationClock(), bufferBytes: Int? = nil) throws {
+    public init(animation: AnimatedImage, clock: any AnimatedImagePlayer.Clock = AnimatedImagePlayer.SystemClock(), bufferBytes: Int? = nil) throws {
         self.animation = animation
         self.clock = clock
         let frameBytes = max(1, animation.frameByteCount)

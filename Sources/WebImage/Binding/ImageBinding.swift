@@ -29,14 +29,14 @@ public final class ImageBinding {
     private struct Operation {
         weak var target: (any ImageTarget)?
         let task: ImageTask
-        weak var indicator: (any ImageActivityIndicator)?
+        weak var indicator: (any ImageBinding.ActivityIndicator)?
     }
 
     /// What a finished load left on its target: the player of its animation, and its progress.
     private struct Shown {
         weak var target: (any ImageTarget)?
         var player: AnimatedImagePlayer?
-        var progress: ImageLoadProgress?
+        var progress: ImageBinding.Progress?
     }
 
     private var operations: [OperationKey: Operation] = [:]
@@ -55,7 +55,7 @@ public final class ImageBinding {
     ///   target unless ``ImageLoadOptions/avoidAutoSetImage`` is given (then `completion`
     ///   decides what to show); the image comes with the target's ``ImageTarget/imageTransition``
     ///   unless it came from the memory cache. An animation decoded lazily also gets a playing
-    ///   ``AnimatedImagePlayer`` when the target is an ``AnimatedImageTarget``.
+    ///   ``AnimatedImagePlayer`` when the target is an ``ImageBinding.AnimatedTarget``.
     /// - When the load fails, `failureImage` is shown (unless ``ImageLoadOptions/avoidAutoSetImage``),
     ///   else the delayed placeholder.
     /// - `completion` is called on the main actor when the load ends, but not when it was
@@ -83,7 +83,7 @@ public final class ImageBinding {
         let task = manager.imageTask(with: url, options: options, context: context)
         let indicator = target.imageIndicator
         operations[key] = Operation(target: target, task: task, indicator: indicator)
-        report(ImageLoadProgress(received: 0, expected: nil), key: key, target: target)
+        report(ImageBinding.Progress(received: 0, expected: nil), key: key, target: target)
         indicator?.startAnimatingIndicator()
         Task { @MainActor [weak self] in
             var outcome: Result<ImageResult, WebImageError>
@@ -95,7 +95,7 @@ public final class ImageBinding {
                     switch event {
                     case .progress(let received, let expected):
                         if let target = operations[key]?.target {
-                            report(ImageLoadProgress(received: received, expected: expected), key: key, target: target)
+                            report(ImageBinding.Progress(received: received, expected: expected), key: key, target: target)
                         }
                         progress?(received, expected)
                     case .partialImage(let image):
@@ -118,7 +118,7 @@ public final class ImageBinding {
             case .failure(.cancelled):
                 return
             case .success(let result):
-                var finished = shown[key]?.progress ?? ImageLoadProgress(received: 0, expected: nil)
+                var finished = shown[key]?.progress ?? ImageBinding.Progress(received: 0, expected: nil)
                 finished.isFinished = true
                 if let expected = finished.expected { finished.received = expected }
                 report(finished, key: key, target: target)
@@ -148,7 +148,7 @@ public final class ImageBinding {
 
     /// The progress of the load `target` runs or last ran under `operationKey` (SDWebImage's
     /// `sd_imageProgress`): `nil` before any load.
-    public func progress(on target: any ImageTarget, operationKey: String = ImageBinding.defaultOperationKey) -> ImageLoadProgress? {
+    public func progress(on target: any ImageTarget, operationKey: String = ImageBinding.defaultOperationKey) -> ImageBinding.Progress? {
         let entry = shown[OperationKey(target: ObjectIdentifier(target), name: operationKey)]
         return entry?.target === target ? entry?.progress : nil
     }
@@ -161,14 +161,14 @@ public final class ImageBinding {
 
     private func show(_ result: ImageResult, on target: any ImageTarget, key: OperationKey) {
         target.setImage(result.image, transition: result.cacheType == .memory ? nil : target.imageTransition)
-        guard let animation = result.image.animation, let animated = target as? any AnimatedImageTarget,
+        guard let animation = result.image.animation, let animated = target as? any ImageBinding.AnimatedTarget,
               let player = try? AnimatedImagePlayer(animation: animation) else { return }
         shown[key, default: Shown(target: target)].player = player
         animated.setAnimationPlayer(player)
         player.play()
     }
 
-    private func report(_ progress: ImageLoadProgress, key: OperationKey, target: any ImageTarget) {
+    private func report(_ progress: ImageBinding.Progress, key: OperationKey, target: any ImageTarget) {
         if shown[key]?.target !== target { shown[key] = Shown(target: target) }
         shown[key]?.progress = progress
         target.imageProgressDidChange(progress)
@@ -183,7 +183,7 @@ public final class ImageBinding {
         if let player = shown[key]?.player {
             player.stop()
             shown[key]?.player = nil
-            (shown[key]?.target as? any AnimatedImageTarget)?.setAnimationPlayer(nil)
+            (shown[key]?.target as? any ImageBinding.AnimatedTarget)?.setAnimationPlayer(nil)
         }
     }
 }

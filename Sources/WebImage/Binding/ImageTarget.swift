@@ -15,31 +15,33 @@ public protocol ImageTarget: AnyObject {
     /// Shows `image`; `nil` clears what is shown.
     func setImage(_ image: DecodedImage?)
     /// Shows a loaded `image` with `transition` (`nil`: at once). Defaults to ``setImage(_:)``.
-    func setImage(_ image: DecodedImage?, transition: ImageTransition?)
+    func setImage(_ image: DecodedImage?, transition: ImageBinding.Transition?)
     /// The indicator to run while this target loads (SDWebImage's `sd_imageIndicator`); `nil` by default.
-    var imageIndicator: (any ImageActivityIndicator)? { get }
+    var imageIndicator: (any ImageBinding.ActivityIndicator)? { get }
     /// The transition for images that did not come from the memory cache (SDWebImage's
     /// `sd_imageTransition`); `nil` by default.
-    var imageTransition: ImageTransition? { get }
+    var imageTransition: ImageBinding.Transition? { get }
     /// The load's progress changed (SDWebImage's `sd_imageProgress`). Does nothing by default.
-    func imageProgressDidChange(_ progress: ImageLoadProgress)
+    func imageProgressDidChange(_ progress: ImageBinding.Progress)
 }
 
-/// A target that plays animations: the binding hands it a player for each lazily decoded
-/// animation it loads, and `nil` when the next load (or a cancel) takes it away. The target
-/// calls ``AnimatedImagePlayer/update()`` from its display refresh and shows
-/// ``AnimatedImagePlayer/currentFrame``.
-@MainActor
-public protocol AnimatedImageTarget: ImageTarget {
-    /// Plays `player`'s animation from now on; `nil` stops showing the previous one.
-    func setAnimationPlayer(_ player: AnimatedImagePlayer?)
+extension ImageBinding {
+    /// A target that plays animations: the binding hands it a player for each lazily decoded
+    /// animation it loads, and `nil` when the next load (or a cancel) takes it away. The target
+    /// calls ``AnimatedImagePlayer/update()`` from its display refresh and shows
+    /// ``AnimatedImagePlayer/currentFrame``.
+    @MainActor
+    public protocol AnimatedTarget: ImageTarget {
+        /// Plays `player`'s animation from now on; `nil` stops showing the previous one.
+        func setAnimationPlayer(_ player: AnimatedImagePlayer?)
+    }
 }
 
 extension ImageTarget {
-    public func setImage(_ image: DecodedImage?, transition: ImageTransition?) { setImage(image) }
-    public var imageIndicator: (any ImageActivityIndicator)? { nil }
-    public var imageTransition: ImageTransition? { nil }
-    public func imageProgressDidChange(_ progress: ImageLoadProgress) {}
+    public func setImage(_ image: DecodedImage?, transition: ImageBinding.Transition?) { setImage(image) }
+    public var imageIndicator: (any ImageBinding.ActivityIndicator)? { nil }
+    public var imageTransition: ImageBinding.Transition? { nil }
+    public func imageProgressDidChange(_ progress: ImageBinding.Progress) {}
 
     /// Loads `url` into this target through ``ImageBinding/shared``, cancelling the load this
     /// target started before under the same `operationKey`. See
@@ -60,3 +62,6 @@ extension ImageTarget {
         ImageBinding.shared.cancelImageLoad(on: self, operationKey: operationKey)
     }
 }
+
+/// The name this had before it was grouped under ``ImageBinding``.
+package typealias AnimatedImageTarget = ImageBinding.AnimatedTarget

@@ -11,7 +11,7 @@ struct AnimationBudget {
     private(set) var bytes = 0
     private var composedBytes = 0
     /// Set when ``admitFrame()`` refused a frame because of a limit.
-    private(set) var truncation: AnimationTruncation?
+    private(set) var truncation: DecodedImage.AnimationTruncation?
 
     /// A budget for frames on a `canvasWidth` × `canvasHeight` canvas that are returned at
     /// `kept` size (the canvas size, or the thumbnail size).

@@ -24,7 +24,7 @@ public struct DecodedImage: Sendable {
     /// was decoded (or only the first was asked for). An animation over
     /// ``DecodeOptions/maxFrameCount`` or ``DecodeOptions/animationByteLimit`` is not an error:
     /// its first frames are returned and this says so.
-    public var truncation: AnimationTruncation?
+    public var truncation: DecodedImage.AnimationTruncation?
     /// The ICC profile the pixels are in, when it is not sRGB: set when the image was decoded
     /// with ``DecodeOptions/keepsColors`` from a file with an RGB profile, and embedded again by
     /// the JPEG, PNG and WebP encoders. `nil` for sRGB pixels (the default decode converts to sRGB).

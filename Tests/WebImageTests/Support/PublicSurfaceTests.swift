@@ -8,7 +8,7 @@ import Testing
 @Suite("Public surface")
 struct PublicSurfaceTests {
     /// The most top-level public declarations allowed (issue #18 asked for at most 55).
-    static let ceiling = 54
+    static let ceiling = 55
 
     static let sources = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

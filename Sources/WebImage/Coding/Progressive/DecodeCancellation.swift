@@ -5,7 +5,7 @@ import Synchronization
 /// A progressive load hands its partial decodes one of these (through
 /// ``CancellableIncrementalDecoder``), so cancelling the load stops the decode in flight at its next
 /// band of rows instead of letting it finish a picture nobody will see.
-public final class DecodeCancellation: Sendable {
+package final class DecodeCancellation: Sendable {
     private let flag = Atomic<Bool>(false)
 
     /// Creates a flag that is not set.
@@ -26,7 +26,7 @@ public final class DecodeCancellation: Sendable {
 /// An ``IncrementalImageDecoder`` that a load can stop in the middle of an update.
 ///
 /// The built-in incremental decoders (JPEG, PNG, GIF, WebP) are all of this kind.
-public protocol CancellableIncrementalDecoder: IncrementalImageDecoder {
+package protocol CancellableIncrementalDecoder: IncrementalImageDecoder {
     /// Once set (from any thread), the running update and every later one throw
     /// ``WebImageError/cancelled`` at their next check, between bands of rows.
     var cancellation: DecodeCancellation { get }
