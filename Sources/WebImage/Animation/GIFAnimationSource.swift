@@ -15,6 +15,8 @@ import Foundation
 /// count comes from the NETSCAPE2.0 extension (none: play once). A canvas the file's bytes
 /// could never fill (LZW expands at most 2731 pixels a byte) is refused before it is allocated.
 struct GIFAnimationSource: AnimationFrameSource {
+    /// The colour profile every frame is in (read once); frames decoded on demand convert with it.
+    let iccProfile: Data?
     private struct Frame {
         var descriptorOffset: Int
         var left: Int, top: Int, width: Int, height: Int
@@ -41,6 +43,7 @@ struct GIFAnimationSource: AnimationFrameSource {
     init(data: Data, options: DecodeOptions) throws {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         self.data = data
+        iccProfile = GIFICCProfile.read(data)
         let base = data.startIndex, end = data.endIndex
         func byte(_ offset: Int) throws -> Int {
             guard offset >= 0, offset < end - base else { throw WebImageError.truncatedData("GIF ends inside a block") }

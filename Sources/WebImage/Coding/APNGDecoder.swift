@@ -12,6 +12,8 @@ import Foundation
 /// drawn, by the cursor a whole decode and ``AnimatedImage`` share. A canvas the default image's
 /// data could never fill is refused before it is allocated.
 struct APNGDecoder: AnimationFrameSource {
+    /// The colour profile every frame is in (read once); frames decoded on demand convert with it.
+    let iccProfile: Data?
     private struct Chunk {
         var type: String
         var body: Range<Int>
@@ -45,6 +47,7 @@ struct APNGDecoder: AnimationFrameSource {
     /// `options.maxFrameCount`; `nil` when the file does not animate (no frame controls).
     init?(data: Data, options: DecodeOptions) throws {
         self.data = data
+        iccProfile = PNGColorProfile.profile(of: data)
         header = Chunk(type: "", body: 0..<0)
         let chunks = try readChunks()
         guard let header = chunks.first(where: { $0.type == "IHDR" }), header.body.count == 13 else {

@@ -192,6 +192,17 @@ import Testing
         let data = try Data(contentsOf: output)
         #expect(try ImageCodersManager.shared.decode(data, options: DecodeOptions()).frames.count == 3)
         try Self.expectConverted(data, profile: Self.adobeRGB, "animated \(format)")
+        try Self.expectFramesOnDemandEqualTheWholeDecode(data, "animated \(format)")
+    }
+
+    /// Frames an ``AnimatedImage`` decodes on demand are converted like the whole decode's.
+    static func expectFramesOnDemandEqualTheWholeDecode(_ data: Data, _ label: String) throws {
+        let whole = try ImageCodersManager.shared.decode(data, options: DecodeOptions())
+        let animation = try #require(try ImageCodersManager.shared.decodeForDisplay(data, options: DecodeOptions()).animation, "\(label)")
+        for (index, expected) in whole.frames.enumerated() {
+            let difference = PixelDifference.maximum(try animation.frame(at: index).bitmap, expected.bitmap)
+            #expect(difference == 0, "\(label) frame \(index) on demand: \(String(describing: difference)) levels from the whole decode")
+        }
     }
 
     /// A GIF with an `ICCRGBG1` application extension (written here: Pillow 9.4 neither writes
@@ -216,6 +227,7 @@ import Testing
         let tagged = gif.prefix(insertAt) + block + gif.dropFirst(insertAt)
         #expect(GIFICCProfile.read(Data(tagged)) == Self.adobeRGB)
         try Self.expectConverted(Data(tagged), profile: Self.adobeRGB, "GIF ICCRGBG1")
+        try Self.expectFramesOnDemandEqualTheWholeDecode(Data(tagged), "GIF ICCRGBG1")
         // Cut inside the profile: no profile, and the file is read as before.
         #expect(GIFICCProfile.read(Data(tagged.prefix(insertAt + 100))) == nil)
     }
