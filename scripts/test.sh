@@ -20,12 +20,12 @@ flags=(-c release -Xswiftc -enable-testing)
 swift build "${flags[@]}" --build-tests "$@"
 # Three runs: the suites whose loopback servers and timeouts keep time first, alone; then the
 # service suites (the image server, the nginx fleet, headless Chromium, progressive loads over a
-# throttled link), whose decodes, encodes and child processes would starve the first group; then
+# throttled link, the manager's progressive option), whose decodes, encodes and child processes would starve the first group; then
 # the rest. Decoder and colour suites hold the two cooperative threads for seconds at a time, which
 # on two cores delays a loopback server's drip or a test's reading past a one-second idle timeout.
 # Every suite of the HTTP stack's own target (WebImageHTTPTests) keeps time.
 timed='WebImageHTTPTests\.|WebImageTests\.(HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|CLI|LoadJSONContract|DecodeNewFormatsCLI)'
-services='WebImageTests\.(Server|Fleet|PlaygroundPage|ProgressiveLoad|LoadProgressiveCLI)'
+services='WebImageTests\.(Server|Fleet|PlaygroundPage|ProgressiveLoad|LoadProgressiveCLI|ImageManagerOptions)'
 swift test "${flags[@]}" --skip-build --filter "$timed" "$@"
 swift test "${flags[@]}" --skip-build --filter "$services" "$@"
 exec swift test "${flags[@]}" --skip-build --skip "$timed|$services" "$@"
