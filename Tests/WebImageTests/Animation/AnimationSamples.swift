@@ -5,7 +5,7 @@ import Testing
 /// Animations made for the animation tests: small GIF, APNG and WebP files written by Pillow with
 /// every disposal and blend mode, and a large APNG built in-process from the project's PNG encoder.
 enum AnimationSamples {
-    static let python = "/usr/bin/python3"
+    static let python = PillowOracle.python
 
     /// Pillow-written animations, by name: `gif-dispose` (disposal 0-3, a transparent index),
     /// `apng-dispose-blend` (APNG dispose none/background/previous × blend source/over, translucent
@@ -65,17 +65,9 @@ enum AnimationSamples {
     static var pillowAvailable: Bool { pillowFiles.count == 4 }
 
     private static func run(_ arguments: [String]) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileReadUnknown) }
-        return [UInt8](data)
+        let result = try PillowOracle.run(arguments)
+        guard result.status == 0 else { throw CocoaError(.fileReadUnknown) }
+        return result.output
     }
 
     /// An APNG of `frames` frames on a `width` × `height` canvas: a full-size gradient default

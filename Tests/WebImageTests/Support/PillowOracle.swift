@@ -81,7 +81,8 @@ enum PillowOracle {
         return Image(width: fields[0], height: fields[1], rgba: Array(result.output[(newline + 1)...]))
     }
 
-    private static func run(_ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
+    /// Runs the oracle's python with `arguments`: its exit status and standard output.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = arguments
