@@ -14,7 +14,12 @@ ledger=campaigns.tsv
 found=0
 for target in "${targets[@]}"; do
     log=$(mktemp)
-    ./run.sh --target "$target" "$seconds" > "$log" 2>&1
+    # -detect_leaks=0: the library's bounded caches (colour transforms, codec state) outlive an input,
+    # so libFuzzer sees more mallocs than frees on most inputs and stops the world for a leak scan that
+    # finds nothing reachable-lost: DecodeFuzzer ran 49 inputs/s with it and 413/s without (40 s each,
+    # same corpus). Unbounded growth still ends a run at -rss_limit_mb; CI's short run (run.sh as is)
+    # keeps leak detection on.
+    ./run.sh --target "$target" "$seconds" -detect_leaks=0 > "$log" 2>&1
     status=$?
     executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
     result=clean
