@@ -22,7 +22,7 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve remote images resized and re-encoded over HTTP (GET /image, /healthz, /metrics).",
         discussion: """
-        GET /image?url=URL&w=W&h=H&fit=contain|cover|fill&enlarge=1&format=auto|jpeg|png|webp|avif&q=Q[&sig=HEX]
+        GET /image?url=URL&w=W&h=H&fit=contain|cover|fill&enlarge=1&format=auto|jpeg|png|webp|avif|gif&q=Q[&sig=HEX]
         Settings also come from WEBIMAGE_<FLAG> environment variables (WEBIMAGE_CACHE_DIR...) and the
         JSON file named by WEBIMAGE_CONFIG_FILE ({"port": 8080, "allow-source": ["images.example"]}).
         """

@@ -6,18 +6,18 @@ import WebImage
 /// when accepted, else JPEG for an opaque image and PNG for one with alpha. A type counts as
 /// accepted only when named (`image/avif`, `image/webp`) with a non-zero quality: `*/*` and
 /// `image/*` are what every client sends, including ones that cannot show AVIF. An animated source
-/// stays animated when the output can animate (WebP: no GIF encoder exists here, and the AVIF
-/// encoder writes stills), so for one `auto` prefers WebP when it is accepted.
+/// stays animated: `auto` gives it WebP when accepted, else GIF (which every client shows; the
+/// AVIF encoder writes stills). A fixed format that cannot animate gets the first frame.
 public enum FormatNegotiation {
     /// What `format=auto` can decide before the image is decoded: the output cache key's part.
     public enum Choice: String, Sendable, Hashable {
         /// A fixed format was asked for.
-        case jpeg, png, webp, avif
+        case jpeg, png, webp, avif, gif
         /// AVIF accepted, WebP too: AVIF for stills, WebP for animations.
         case avifOrWebP
-        /// JPEG for an opaque image, PNG with alpha.
+        /// JPEG for an opaque image, PNG with alpha, GIF for an animation.
         case jpegOrPNG
-        /// AVIF accepted, WebP not: AVIF (animations lose their motion).
+        /// AVIF accepted, WebP not: AVIF for stills, GIF for animations.
         case avifOnly
     }
 
@@ -28,6 +28,7 @@ public enum FormatNegotiation {
         case .png: return .png
         case .webp: return .webp
         case .avif: return .avif
+        case .gif: return .gif
         case .auto:
             let accepted = acceptedTypes(accept)
             let avif = avifEncoderAvailable && accepted.contains("image/avif")
@@ -47,9 +48,11 @@ public enum FormatNegotiation {
         case .jpeg: .jpeg
         case .png: .png
         case .webp: .webp
-        case .avif, .avifOnly: .avif
+        case .avif: .avif
+        case .gif: .gif
+        case .avifOnly: isAnimated ? .gif : .avif
         case .avifOrWebP: isAnimated ? .webp : .avif
-        case .jpegOrPNG: hasAlpha ? .png : .jpeg
+        case .jpegOrPNG: isAnimated ? .gif : hasAlpha ? .png : .jpeg
         }
     }
 

@@ -17,7 +17,7 @@ public enum FitMode: String, Sendable, Hashable, CaseIterable {
 
 /// The `format` parameter: a fixed output format, or `auto` (negotiated from `Accept`).
 public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
-    case auto, jpeg, png, webp, avif
+    case auto, jpeg, png, webp, avif, gif
 }
 
 /// The parsed, validated query of `GET /image`.
@@ -82,7 +82,7 @@ public struct ImageParameters: Sendable, Hashable {
         }
         if let text = values["format"] {
             guard let format = RequestedFormat(rawValue: text) else {
-                throw ServiceError.badParameter("'format' must be auto, jpeg, png, webp or avif")
+                throw ServiceError.badParameter("'format' must be auto, jpeg, png, webp, avif or gif")
             }
             self.format = format
         } else {

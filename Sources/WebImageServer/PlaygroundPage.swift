@@ -63,7 +63,7 @@ public enum PlaygroundPage {
       <label>Width <input name="w" type="number" min="1" placeholder="auto"></label>
       <label>Height <input name="h" type="number" min="1" placeholder="auto"></label>
       <label>Fit <select name="fit"><option>contain</option><option>cover</option><option>fill</option></select></label>
-      <label>Format <select name="format"><option>auto</option><option>jpeg</option><option>png</option><option>webp</option><option>avif</option></select></label>
+      <label>Format <select name="format"><option>auto</option><option>jpeg</option><option>png</option><option>webp</option><option>avif</option><option>gif</option></select></label>
       <label>Quality <input name="q" type="number" min="1" max="100" placeholder="default"></label>
       <button type="submit">Render</button>
     </form>
