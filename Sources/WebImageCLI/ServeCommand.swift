@@ -58,6 +58,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("cache-control-max-age"), help: "max-age of Cache-Control on images, seconds (default 86400).")
     var cacheControlMaxAge: Int?
 
+    @Option(name: .customLong("memory-budget-mib"),
+            help: "Memory above the baseline for the memory cache and the renders in flight, MiB (default 1024); renders wait for room.")
+    var memoryBudgetMib: Int?
+
     func run() async throws {
         var flags = ServerConfiguration.Flags()
         flags.host = host
@@ -70,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags.maxSourcePixels = maxSourcePixels
         flags.concurrency = concurrency
         flags.cacheControlMaxAge = cacheControlMaxAge
+        flags.memoryBudgetMiB = memoryBudgetMib
         let configuration: ServerConfiguration
         do {
             configuration = try await ServerConfiguration.resolve(flags)

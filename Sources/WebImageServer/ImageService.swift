@@ -8,7 +8,8 @@ import NIOPosix
 import WebImage
 
 /// What `GET /image` does between parsing and answering: the output cache, coalescing,
-/// admission (backpressure), the source fetch through the SSRF guard, and the render.
+/// admission (backpressure), the source (kept once fetched, fetched once however many variants
+/// ask for it) through the SSRF guard, the memory budget, and the render.
 final class ImageService: Sendable {
     /// How a request was answered from the service's point of view.
     enum Source: String, Sendable { case memory, disk, render, joined }
@@ -25,6 +26,10 @@ final class ImageService: Sendable {
     private let inFlight = Locked([String: Task<RenderedImage, any Error>]())
     /// How many renders are admitted (fetching, queued for a thread, or running).
     private let admitted = Locked(0)
+    /// Source fetches (or disk reads) in progress by URL: every variant of a source waits for the same one.
+    private let sourcesInFlight = Locked([URL: Task<SourceImage, any Error>]())
+    /// The bytes renders may hold at once (the memory budget less the memory cache).
+    private let renderMemory: RenderMemoryBudget
 
     init(configuration: ServerConfiguration, metrics: ServiceMetrics) throws {
         self.configuration = configuration
@@ -43,7 +48,8 @@ final class ImageService: Sendable {
         ))
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
-                                 animationByteLimit: 256 << 20)
+                                 animationByteLimit: configuration.animationByteLimit)
+        renderMemory = RenderMemoryBudget(capacity: configuration.renderBudgetBytes)
         avifEncoderAvailable = coders.canEncode(.avif)
         cache = OutputCache(directory: configuration.cacheDirectory.map { URL(fileURLWithPath: $0) },
                             memoryBytes: configuration.memoryCacheBytes)
@@ -117,17 +123,25 @@ final class ImageService: Sendable {
         }
     }
 
-    /// Fetches the source (once: the downloader also coalesces a URL shared by several option
-    /// sets) and renders it on NIO's blocking thread pool, off the cooperative threads.
+    /// Gets the source (kept, or fetched once for all its variants), waits until its estimate
+    /// fits in the memory budget, and renders it on NIO's blocking thread pool, off the cooperative threads.
     private func render(_ parameters: ImageParameters, choice: FormatNegotiation.Choice, logger: Logger) async throws -> RenderedImage {
         let start = ContinuousClock.now
-        let (data, response) = try await fetch(parameters.url)
+        let source = try await source(for: parameters.url)
         let fetched = ContinuousClock.now
-        let validators = Self.validators(of: response, data: data)
-        let renderer = renderer
+        // A header whose size cannot be read takes the whole budget, and a pixel limit that keeps it within.
+        let estimate = RenderEstimate.bytes(source: source.data, parameters: parameters, choice: choice,
+                                            animationByteLimit: configuration.animationByteLimit)
+        let renderer = estimate != nil ? self.renderer : ImageRenderer(
+            coders: self.renderer.coders, maxSourcePixels: min(self.renderer.maxSourcePixels, renderMemory.capacity / 10),
+            animationByteLimit: self.renderer.animationByteLimit)
+        let reserved = estimate ?? renderMemory.capacity
+        try await renderMemory.acquire(reserved)
+        defer { renderMemory.release(reserved) }
+        let admitted = ContinuousClock.now
         let image: RenderedImage
         do {
-            image = try await NIOThreadPool.singleton.runIfActive {
+            image = try await NIOThreadPool.singleton.runIfActive { [validators = source.validators, data = source.data] in
                 try renderer.render(data, sourceValidators: validators, parameters: parameters, choice: choice)
             }
         } catch WebImageError.truncatedData(let reason) {
@@ -136,10 +150,39 @@ final class ImageService: Sendable {
         }
         metrics.rendered()
         logger.debug("rendered", metadata: [
-            "source.bytes": "\(data.count)", "output.bytes": "\(image.body.count)", "output.type": "\(image.contentType)",
-            "fetch": "\(fetched - start)", "render": "\(ContinuousClock.now - fetched)",
+            "source.bytes": "\(source.data.count)", "output.bytes": "\(image.body.count)", "output.type": "\(image.contentType)",
+            "estimate.bytes": "\(reserved)", "fetch": "\(fetched - start)", "budget.wait": "\(admitted - fetched)",
+            "render": "\(ContinuousClock.now - admitted)",
         ])
         return image
+    }
+
+    /// The source behind `url`: kept in the cache (memory, then disk), else fetched and kept
+    /// (unless the origin said `no-store`). Concurrent callers share one lookup and fetch; a
+    /// fetch that ended since the caller's lookup left its source in memory before it left the
+    /// table, so a source is fetched at most once while it stays cached.
+    private func source(for url: URL) async throws -> SourceImage {
+        enum Plan { case cached(SourceImage), wait(Task<SourceImage, any Error>) }
+        if let source = cache.memorySource(for: url) { return source }
+        let plan = sourcesInFlight.withLock { running -> Plan in
+            if let task = running[url] { return .wait(task) }
+            if let source = cache.memorySource(for: url) { return .cached(source) }
+            // Unstructured, as renders are: a render that leaves does not cancel the fetch others wait for.
+            let task = Task { [self] () throws -> SourceImage in
+                defer { sourcesInFlight.withLock { $0[url] = nil } }
+                if let hit = await cache.source(for: url) { return hit.source }
+                let (data, response) = try await fetch(url)
+                let source = SourceImage(data: data, response: response, url: url)
+                if SourceImage.mayStore(response) { cache.storeSource(source, for: url) }
+                return source
+            }
+            running[url] = task
+            return .wait(task)
+        }
+        switch plan {
+        case .cached(let source): return source
+        case .wait(let task): return try await task.value
+        }
     }
 
     private func fetch(_ url: URL) async throws -> (Data, ImageLoadResponse) {
@@ -159,13 +202,5 @@ final class ImageService: Sendable {
             metrics.sourceFetched(failed: true)
             throw error
         }
-    }
-
-    /// The source's identity for the ETag: its ETag or Last-Modified, else a hash of its bytes.
-    static func validators(of response: ImageLoadResponse, data: Data) -> String {
-        let validators = response.validators
-        if let etag = validators.etag, !etag.hasPrefix("W/") { return "etag:" + etag }
-        if let modified = validators.lastModified { return "modified:" + modified + ",length:\(data.count)" }
-        return "sha256:" + SHA256.hex(of: data)
     }
 }

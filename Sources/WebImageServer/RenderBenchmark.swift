@@ -20,7 +20,8 @@ public struct RenderBenchmark: Sendable {
         // The URL only names the source in the ETag; nothing is fetched.
         parameters = try ImageParameters(query: "url=http%3A%2F%2Fbenchmark.invalid%2Fsource&" + query)
         let coders = ImageCodersManager.shared
-        renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels, animationByteLimit: 256 << 20)
+        renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels, 
+                                 animationByteLimit: configuration.animationByteLimit)
         choice = FormatNegotiation.choice(for: parameters.format, accept: accept, avifEncoderAvailable: coders.canEncode(.avif))
     }
 

@@ -27,8 +27,19 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var concurrency: Int
     /// `Cache-Control: public, max-age=S` on image responses.
     public var cacheControlMaxAge: Int
-    /// How many bytes of rendered outputs the memory tier of the output cache keeps.
-    public var memoryCacheBytes: Int = 128 << 20
+    /// The memory the service may take above its baseline, in bytes: its memory cache plus the
+    /// renders in flight (`--memory-budget-mib`, default 1 GiB). A render is admitted only when
+    /// its estimate fits in what the renders in flight leave (it waits otherwise, 413 when it
+    /// could never fit); source bodies are bounded apart by `maxSourceBytes`.
+    public var memoryBudgetBytes: Int
+    /// How many bytes of rendered outputs and sources the memory cache keeps: a quarter of the
+    /// budget, at most 128 MiB.
+    public var memoryCacheBytes: Int { min(128 << 20, memoryBudgetBytes / 4) }
+    /// How many bytes the renders in flight may hold together: the budget less the memory cache.
+    public var renderBudgetBytes: Int { memoryBudgetBytes - memoryCacheBytes }
+    /// The most bytes all decoded frames of one animation may take: 256 MiB, or half the render
+    /// budget when that is less, so an animated render always fits in the budget.
+    public var animationByteLimit: Int { min(256 << 20, renderBudgetBytes / 2) }
     /// How long a source may stay silent before the request fails with 504 (a whole fetch gets
     /// four times this).
     public var sourceTimeout: Duration = .seconds(15)
@@ -37,7 +48,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public init(host: String = "127.0.0.1", port: Int = 8080, cacheDirectory: String? = nil,
                 allowedSources: [String] = [], allowPrivateSources: Bool = false, signingKey: String? = nil,
                 maxSourceBytes: Int64 = 50 * 1024 * 1024, maxSourcePixels: Int = 100_000_000,
-                concurrency: Int = 64, cacheControlMaxAge: Int = 86_400) {
+                concurrency: Int = 64, cacheControlMaxAge: Int = 86_400, memoryBudgetBytes: Int = 1 << 30) {
         self.host = host
         self.port = port
         self.cacheDirectory = cacheDirectory
@@ -48,5 +59,11 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.maxSourcePixels = maxSourcePixels
         self.concurrency = concurrency
         self.cacheControlMaxAge = cacheControlMaxAge
+        self.memoryBudgetBytes = memoryBudgetBytes
     }
+
+    /// The smallest budget accepted, in MiB: the memory cache's quarter and room for a 2 MP render.
+    public static let minimumMemoryBudgetMiB = 32
+    /// The largest budget accepted, in MiB (1 TiB), so its size in bytes never overflows.
+    public static let maximumMemoryBudgetMiB = 1 << 20
 }

@@ -19,6 +19,8 @@ extension ServerConfiguration {
         public var maxSourcePixels: Int?
         public var concurrency: Int?
         public var cacheControlMaxAge: Int?
+        /// `--memory-budget-mib`, in MiB.
+        public var memoryBudgetMiB: Int?
 
         /// No flags.
         public init() {}
@@ -47,6 +49,7 @@ extension ServerConfiguration {
         put("max-source-pixels", flags.maxSourcePixels.map { .int($0) })
         put("concurrency", flags.concurrency.map { .int($0) })
         put("cache-control-max-age", flags.cacheControlMaxAge.map { .int($0) })
+        put("memory-budget-mib", flags.memoryBudgetMiB.map { .int($0) })
 
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: values),
@@ -58,6 +61,10 @@ extension ServerConfiguration {
         }
         let reader = ConfigReader(providers: providers)
         let defaults = ServerConfiguration()
+        let budgetMiB = reader.int(forKey: "memory-budget-mib", default: defaults.memoryBudgetBytes >> 20)
+        guard (minimumMemoryBudgetMiB...maximumMemoryBudgetMiB).contains(budgetMiB) else {
+            throw ServiceError.badParameter("memory-budget-mib must be in \(minimumMemoryBudgetMiB)...\(maximumMemoryBudgetMiB)")
+        }
         let configuration = ServerConfiguration(
             host: reader.string(forKey: "host", default: defaults.host),
             port: reader.int(forKey: "port", default: defaults.port),
@@ -68,7 +75,8 @@ extension ServerConfiguration {
             maxSourceBytes: Int64(reader.int(forKey: "max-source-bytes", default: Int(defaults.maxSourceBytes))),
             maxSourcePixels: reader.int(forKey: "max-source-pixels", default: defaults.maxSourcePixels),
             concurrency: reader.int(forKey: "concurrency", default: defaults.concurrency),
-            cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge))
+            cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
+            memoryBudgetBytes: budgetMiB << 20)
         try configuration.validate()
         return configuration
     }
@@ -80,6 +88,9 @@ extension ServerConfiguration {
         guard concurrency >= 1 else { throw ServiceError.badParameter("concurrency must be at least 1") }
         guard maxSourceBytes >= 1 else { throw ServiceError.badParameter("max-source-bytes must be at least 1") }
         guard maxSourcePixels >= 1 else { throw ServiceError.badParameter("max-source-pixels must be at least 1") }
+        guard memoryBudgetBytes >= ServerConfiguration.minimumMemoryBudgetMiB << 20 else {
+            throw ServiceError.badParameter("memory-budget-mib must be at least \(ServerConfiguration.minimumMemoryBudgetMiB)")
+        }
         guard cacheControlMaxAge >= 0 else { throw ServiceError.badParameter("cache-control-max-age must be at least 0") }
         if let signingKey, signingKey.isEmpty { throw ServiceError.badParameter("signing-key must not be empty") }
         _ = try SourceGuard(allowPrivateSources: allowPrivateSources, allowedSources: allowedSources)
@@ -98,6 +109,8 @@ extension ServerConfiguration {
             "max-source-pixels: \(maxSourcePixels)",
             "concurrency: \(concurrency)",
             "cache-control-max-age: \(cacheControlMaxAge)",
+            "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
+                + "animation frames \(animationByteLimit >> 20) MiB)",
         ].joined(separator: "\n")
     }
 }

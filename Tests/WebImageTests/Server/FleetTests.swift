@@ -84,17 +84,13 @@ struct FleetTests {
         #expect(servedA.count + servedB.count == misses.count)
         #expect(!servedA.isEmpty && !servedB.isEmpty, "the ring sent every key to one instance")
         #expect(servedA.allSatisfy { !$0.uri.contains("w=200") }, "an instance answered after it was killed")
-        // Each source was fetched at most once by each instance that rendered any of its sizes.
-        // Known gap of the service: it keeps rendered outputs but not sources, so every new size of
-        // a source is a new fetch (3 origin requests per source here). When it keeps sources, this
-        // known issue stops being recorded and the test fails: then remove the wrapper.
-        withKnownIssue("webimage serve refetches the source for every new variant (no source cache)") {
-            for source in sources {
-                let encoded = source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? source
-                let renderers = Set(misses.filter { $0.uri.contains(encoded) }.compactMap(\.upstreamPort))
-                #expect(origin.requestCount(for: source) <= renderers.count,
-                        "\(source): \(origin.requestCount(for: source)) origin requests for \(renderers.count) instances")
-            }
+        // Each source was fetched at most once by each instance that rendered any of its sizes: an
+        // instance keeps the sources it fetched (source cache), so a new size is rendered without a fetch.
+        for source in sources {
+            let encoded = source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? source
+            let renderers = Set(misses.filter { $0.uri.contains(encoded) }.compactMap(\.upstreamPort))
+            #expect(origin.requestCount(for: source) <= renderers.count,
+                    "\(source): \(origin.requestCount(for: source)) origin requests for \(renderers.count) instances")
         }
         #expect(Double(origin.totalRequestCount) == fetchesA + fetchesB)
         try await origin.shutdown()

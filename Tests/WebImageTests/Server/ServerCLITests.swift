@@ -11,7 +11,7 @@ struct ServerCLITests {
         process.executableURL = binary
         process.arguments = ["serve", "--port", "0", "--concurrency", "3", "--allow-source", "images.example:8080",
                              "--cache-control-max-age", "77", "--signing-key", "hidden-key", "--max-source-bytes", "1000000",
-                             "--max-source-pixels", "5000000"]
+                             "--max-source-pixels", "5000000", "--memory-budget-mib", "256"]
         process.environment = ["WEBIMAGE_HOST": "127.0.0.1", "PATH": "/usr/bin:/bin"]
         let out = Pipe()
         process.standardOutput = out
@@ -34,6 +34,7 @@ struct ServerCLITests {
         #expect(printed.contains("allow-source: images.example:8080"))
         #expect(printed.contains("cache-control-max-age: 77"))
         #expect(printed.contains("max-source-pixels: 5000000"))
+        #expect(printed.contains("memory-budget-mib: 256 (memory cache 64 MiB, renders 192 MiB, animation frames 96 MiB)"))
         #expect(printed.contains("signing-key: (set)") && !printed.contains("hidden-key"))
         let line = try #require(printed.split(separator: "\n").first { $0.contains("listening on http://127.0.0.1:") })
         let port = try #require(Int(line.split(separator: ":").last ?? ""))

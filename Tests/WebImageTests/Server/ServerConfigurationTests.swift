@@ -58,4 +58,28 @@ struct ServerConfigurationTests {
         flags.allowedSources = ["bad:port"]
         await #expect(throws: ServiceError.self) { try await ServerConfiguration.resolve(flags, environment: [:]) }
     }
+
+    @Test func memoryBudgetFromFlagEnvironmentOrFileBoundsTheCacheTheRendersAndAnimations() async throws {
+        let defaults = try await ServerConfiguration.resolve(.init(), environment: [:])
+        #expect(defaults.memoryBudgetBytes == 1 << 30 && defaults.memoryCacheBytes == 128 << 20)
+        #expect(defaults.renderBudgetBytes == 896 << 20 && defaults.animationByteLimit == 256 << 20)
+        #expect(defaults.summary.contains("memory-budget-mib: 1024 (memory cache 128 MiB, renders 896 MiB, animation frames 256 MiB)"))
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-serve-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"memory-budget-mib": 200}"#.utf8).write(to: file)
+        let fromFile = try await ServerConfiguration.resolve(.init(), environment: [ServerConfiguration.configFileVariable: file.path])
+        #expect(fromFile.memoryBudgetBytes == 200 << 20 && fromFile.memoryCacheBytes == 50 << 20)
+        #expect(fromFile.renderBudgetBytes == 150 << 20 && fromFile.animationByteLimit == 75 << 20)
+        let fromEnvironment = try await ServerConfiguration.resolve(.init(), environment: [
+            ServerConfiguration.configFileVariable: file.path, "WEBIMAGE_MEMORY_BUDGET_MIB": "96"])
+        #expect(fromEnvironment.memoryBudgetBytes == 96 << 20)
+        var flags = ServerConfiguration.Flags()
+        flags.memoryBudgetMiB = 64
+        #expect(try await ServerConfiguration.resolve(flags, environment: ["WEBIMAGE_MEMORY_BUDGET_MIB": "96"]).memoryBudgetBytes == 64 << 20)
+        for outOfRange in [0, 31, -5, Int.max] {
+            flags.memoryBudgetMiB = outOfRange
+            await #expect(throws: ServiceError.self, "\(outOfRange)") { try await ServerConfiguration.resolve(flags, environment: [:]) }
+        }
+    }
 }

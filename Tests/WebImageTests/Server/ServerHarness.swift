@@ -15,10 +15,15 @@ final class ServerHarness: Sendable {
     let server: ImageServer
     let port: Int
     private let running: Task<Void, any Error>
+    /// Whether ``stop()`` shuts the origin down too (it started it).
+    private let ownsOrigin: Bool
 
-    /// Starts both; `configure` adjusts the server's settings.
-    static func start(_ configure: (inout ServerConfiguration, LoopbackServer) -> Void = { _, _ in }) async throws -> ServerHarness {
-        let origin = try await LoopbackServer.start()
+    /// Starts both (or only the server, in front of `existingOrigin`, which it then leaves
+    /// running on ``stop()``); `configure` adjusts the server's settings.
+    static func start(origin existingOrigin: LoopbackServer? = nil,
+                      _ configure: (inout ServerConfiguration, LoopbackServer) -> Void = { _, _ in }) async throws -> ServerHarness {
+        let origin: LoopbackServer
+        if let existingOrigin { origin = existingOrigin } else { origin = try await LoopbackServer.start() }
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, allowedSources: ["127.0.0.1:\(origin.port)"])
         configure(&configuration, origin)
         var logger = Logger(label: "webimage.serve.test")
@@ -34,14 +39,15 @@ final class ServerHarness: Sendable {
             running.cancel()
             throw WebImageError.connectionFailed("the server did not start")
         }
-        return ServerHarness(origin: origin, server: server, port: port, running: running)
+        return ServerHarness(origin: origin, server: server, port: port, running: running, ownsOrigin: existingOrigin == nil)
     }
 
-    private init(origin: LoopbackServer, server: ImageServer, port: Int, running: Task<Void, any Error>) {
+    private init(origin: LoopbackServer, server: ImageServer, port: Int, running: Task<Void, any Error>, ownsOrigin: Bool) {
         self.origin = origin
         self.server = server
         self.port = port
         self.running = running
+        self.ownsOrigin = ownsOrigin
     }
 
     /// The query `url=` value for the origin's `path`, percent-encoded.
@@ -61,6 +67,6 @@ final class ServerHarness: Sendable {
     func stop() async throws {
         await server.shutdown()
         try await running.value
-        try await origin.shutdown()
+        if ownsOrigin { try await origin.shutdown() }
     }
 }

@@ -1,0 +1,83 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import WebImage
+
+extension FormatDetection {
+    /// The canvas size a JPEG, PNG, GIF or WebP header declares, read without decoding anything:
+    /// what the service weighs a render by before it takes the memory (`nil` for other formats and
+    /// for a header that is missing, truncated or declares an empty side). The decoders read the
+    /// same fields and still check them; this is an estimate's input, not a validation.
+    static func declaredSize(of data: Data) -> (width: Int, height: Int)? {
+        let detection = FormatDetection(data)
+        return data.withUnsafeBytes { bytes -> (width: Int, height: Int)? in
+            let size: (width: Int, height: Int)?
+            switch detection.format {
+            case .jpeg: size = jpegSize(bytes)
+            case .png: size = bytes.count >= 24 ? (bigEndian31(bytes, 16), bigEndian31(bytes, 20)) : nil
+            case .gif: size = bytes.count >= 10 ? (littleEndian16(bytes, 6), littleEndian16(bytes, 8)) : nil
+            case .webp: size = webPSize(bytes)
+            default: size = nil
+            }
+            guard let size, size.width > 0, size.height > 0 else { return nil }
+            return size
+        }
+    }
+
+    /// The first start-of-frame segment's size (SOF0–SOF15 but DHT, JPG and DAC), walking the
+    /// marker segments before the first scan as libjpeg does (fill bytes, standalone markers).
+    private static func jpegSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        var offset = 2
+        while offset + 1 < bytes.count {
+            guard bytes[offset] == 0xFF else { offset += 1; continue }
+            var code = offset + 1
+            while code < bytes.count, bytes[code] == 0xFF { code += 1 }
+            guard code < bytes.count else { return nil }
+            let marker = bytes[code]
+            offset = code + 1
+            if marker == 0x00 || marker == 0x01 || (0xD0...0xD8).contains(marker) { continue }
+            // Start of scan or end of image before any frame header: no size to read.
+            guard marker != 0xDA, marker != 0xD9, offset + 2 <= bytes.count else { return nil }
+            let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
+                guard length >= 7, offset + 7 <= bytes.count else { return nil }
+                return (Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]), Int(bytes[offset + 3]) << 8 | Int(bytes[offset + 4]))
+            }
+            // `length` is at most 65535: no overflow.
+            offset += max(2, length)
+        }
+        return nil
+    }
+
+    /// The canvas of an extended WebP (`VP8X`), or the frame size of a simple lossy or lossless one.
+    private static func webPSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        guard bytes.count >= 30 else { return nil }
+        switch String(decoding: bytes[12..<16], as: UTF8.self) {
+        case "VP8X":
+            let width = Int(bytes[24]) | Int(bytes[25]) << 8 | Int(bytes[26]) << 16
+            let height = Int(bytes[27]) | Int(bytes[28]) << 8 | Int(bytes[29]) << 16
+            return (width + 1, height + 1)
+        case "VP8L":
+            // Signature byte 0x2F, then 14 bits of width − 1 and 14 bits of height − 1.
+            let bits = Int(bytes[21]) | Int(bytes[22]) << 8 | Int(bytes[23]) << 16 | Int(bytes[24]) << 24
+            return ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
+        case "VP8 ":
+            // The key frame's start code 9D 01 2A, then 14-bit width and height (2 bits of scale each).
+            guard bytes[23] == 0x9D, bytes[24] == 0x01, bytes[25] == 0x2A else { return nil }
+            return (littleEndian16(bytes, 26) & 0x3FFF, littleEndian16(bytes, 28) & 0x3FFF)
+        default:
+            return nil
+        }
+    }
+
+    /// IHDR's sides are 31-bit: the top bit is masked so the value is never negative.
+    private static func bigEndian31(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
+        Int(bytes[offset] & 0x7F) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+    }
+
+    private static func littleEndian16(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
+        Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+    }
+}

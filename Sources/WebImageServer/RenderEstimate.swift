@@ -1,0 +1,48 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import WebImage
+
+/// What one render holds at its peak, weighed from the source's header before anything is
+/// decoded: what ``RenderMemoryBudget`` admits it by.
+///
+/// The sum of the source's bytes; its bitmap at full size (4 bytes a pixel: a thumbnail decode
+/// takes less, so this bounds it); for an animation kept animated, every frame the decode may
+/// keep (``ServerConfiguration/animationByteLimit``); the resized bitmap (4 bytes an output
+/// pixel, when there is a resize); and the encoder's working copy and its output (2 bytes an
+/// output pixel: YUV planes, or a JPEG's body copied out of libjpeg's buffer).
+enum RenderEstimate {
+    /// The estimate in bytes, or `nil` when the header's size cannot be read without decoding
+    /// (AVIF, HEIF, JPEG XL, a broken header): the service then gives the render the whole budget
+    /// and a pixel limit that keeps its decode within it.
+    static func bytes(source: Data, parameters: ImageParameters, choice: FormatNegotiation.Choice,
+                      animationByteLimit: Int) -> Int? {
+        guard let size = FormatDetection.declaredSize(of: source) else { return nil }
+        let detection = FormatDetection(source)
+        let keepsFrames = detection.isAnimated && FormatNegotiation.canAnimate(
+            FormatNegotiation.format(for: choice, isAnimated: true, hasAlpha: false))
+        // Doubles: a header may declare 2^32 × 2^32 pixels; the sum is clamped before it becomes an Int.
+        let width = Double(size.width), height = Double(size.height)
+        let output = outputPixels(width: width, height: height, parameters: parameters)
+        var total = Double(source.count) + 4 * width * height + 2 * output
+        if keepsFrames { total += Double(animationByteLimit) }
+        if parameters.width != nil || parameters.height != nil { total += 4 * output }
+        return Int(min(total, Double(Int.max / 4)))
+    }
+
+    /// The most pixels the output can have: the box (or, for one side, that side and the other
+    /// from the aspect ratio either way up, as the EXIF orientation may turn it), never more than
+    /// the source unless `enlarge` is set.
+    static func outputPixels(width: Double, height: Double, parameters: ImageParameters) -> Double {
+        let source = width * height
+        let box: Double
+        switch (parameters.width.map { Double($0) }, parameters.height.map { Double($0) }) {
+        case (nil, nil): return source
+        case (let w?, let h?): box = w * h
+        case (let side?, nil), (nil, let side?): box = side * side * max(width / height, height / width)
+        }
+        return parameters.enlarge ? box : min(box, source)
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import WebImage
+
+/// A source as its origin sent it: the bytes, with the `ETag`, `Last-Modified` and `Content-Type`
+/// they came with. Kept by ``OutputCache`` under the source's URL, so every variant of one source
+/// is rendered from one fetch, and an output rendered from a kept copy carries the same strong
+/// ETag as one rendered from a fresh fetch.
+struct SourceImage: Sendable {
+    /// The body.
+    let data: Data
+    /// The response's validators and type, as the disk cache stores them.
+    let metadata: ImageCacheMetadata
+    /// The source's identity for the outputs' ETag: its strong ETag, else its Last-Modified with
+    /// its length, else a hash of its bytes.
+    let validators: String
+
+    init(data: Data, metadata: ImageCacheMetadata) {
+        self.data = data
+        self.metadata = metadata
+        if let etag = metadata.etag, !etag.hasPrefix("W/") {
+            validators = "etag:" + etag
+        } else if let modified = metadata.lastModified {
+            validators = "modified:" + modified + ",length:\(data.count)"
+        } else {
+            validators = "sha256:" + SHA256.hex(of: data)
+        }
+    }
+
+    /// The body of `response` from `url`.
+    init(data: Data, response: ImageLoadResponse, url: URL) {
+        self.init(data: data, metadata: ImageCacheMetadata(originalURL: url.absoluteString, contentType: response.mimeType,
+                                                           etag: response.headers["etag"], lastModified: response.headers["last-modified"]))
+    }
+
+    /// Whether the origin forbade keeping the response (`Cache-Control: no-store`).
+    static func mayStore(_ response: ImageLoadResponse) -> Bool {
+        guard let cacheControl = response.headers["cache-control"] else { return true }
+        return !cacheControl.split(separator: ",").contains {
+            $0.trimmingSpacesAndTabs.lowercased() == "no-store"
+        }
+    }
+}
