@@ -3,14 +3,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import WebImage
 
 extension FormatDetection {
     /// The canvas size a JPEG, PNG, GIF or WebP header declares, read without decoding anything:
     /// what the service weighs a render by before it takes the memory (`nil` for other formats and
     /// for a header that is missing, truncated or declares an empty side). The decoders read the
     /// same fields and still check them; this is an estimate's input, not a validation.
-    static func declaredSize(of data: Data) -> (width: Int, height: Int)? {
+    package static func declaredSize(of data: Data) -> (width: Int, height: Int)? {
         let detection = FormatDetection(data)
         return data.withUnsafeBytes { bytes -> (width: Int, height: Int)? in
             let size: (width: Int, height: Int)?
@@ -26,27 +25,17 @@ extension FormatDetection {
         }
     }
 
-    /// The first start-of-frame segment's size (SOF0–SOF15 but DHT, JPG and DAC), walking the
-    /// marker segments before the first scan as libjpeg does (fill bytes, standalone markers).
+    /// The first start-of-frame segment's size (SOF0–SOF15 but DHT, JPG and DAC) before the first
+    /// scan, found by the one marker walker the decoders use.
     private static func jpegSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
-        var offset = 2
-        while offset + 1 < bytes.count {
-            guard bytes[offset] == 0xFF else { offset += 1; continue }
-            var code = offset + 1
-            while code < bytes.count, bytes[code] == 0xFF { code += 1 }
-            guard code < bytes.count else { return nil }
-            let marker = bytes[code]
-            offset = code + 1
-            if marker == 0x00 || marker == 0x01 || (0xD0...0xD8).contains(marker) { continue }
+        for segment in JPEGMarkerWalker(bytes) {
+            let marker = segment.marker
             // Start of scan or end of image before any frame header: no size to read.
-            guard marker != 0xDA, marker != 0xD9, offset + 2 <= bytes.count else { return nil }
-            let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                guard length >= 7, offset + 7 <= bytes.count else { return nil }
-                return (Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]), Int(bytes[offset + 3]) << 8 | Int(bytes[offset + 4]))
-            }
-            // `length` is at most 65535: no overflow.
-            offset += max(2, length)
+            if marker == JPEGMarkerWalker.Marker.sos || marker == JPEGMarkerWalker.Marker.eoi { return nil }
+            guard (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) else { continue }
+            guard segment.payload.count >= 5 else { return nil }
+            let sof = segment.payload.lowerBound
+            return (Int(bytes[sof + 3]) << 8 | Int(bytes[sof + 4]), Int(bytes[sof + 1]) << 8 | Int(bytes[sof + 2]))
         }
         return nil
     }
