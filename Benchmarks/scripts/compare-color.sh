@@ -13,6 +13,7 @@
 # falls behind (RowConversionPipeline.lagBytes) instead of leaving it all for the end. Measured at
 # 02:43, before: 48.4 ms plain, 82.8 ms with the profile (+71%). After: this VM ran at load 17 on
 # two cores (nine builds at once) and the rounds varied 5x (60-430 ms), so no ratio could be read;
+# at 04:20 (load 10): 118.5 ms plain, 197.7 ms with the profile (+67%), plain itself 2.5x its idle time;
 # the goal (<= +15%) still needs the second core free to hide the conversion behind the decode.
 # Usage: Benchmarks/scripts/compare-color.sh [ITERATIONS]
 set -euo pipefail
