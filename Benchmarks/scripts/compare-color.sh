@@ -5,8 +5,16 @@
 # Before (lcms2's cmsDoTransform after the decode, ~40 MP/s): 50 ms plain, 367 ms with the profile.
 # After (MatrixShaperTransform, rows converted as libjpeg produces them on a second thread), measured
 # 2026-11-25 00:35 with a fuzzer holding most of one of the VM's two cores: 70-97 ms plain, 142-168 ms
-# with the profile. The conversion alone costs ~5 ns a pixel on one core (~58 ms for 12 MP); the goal
-# (<= +15%) holds only when the second core is free to hide it behind the decode.
+# with the profile. The conversion alone cost ~5 ns a pixel on one core (~58 ms for 12 MP).
+# Then (2026-11-25 04:00): the matrix-shaper loop packs the three outputs as 21-bit lanes of one
+# UInt64 (three table loads, two adds, three byte loads, no branch: 30 instructions a pixel, was 44
+# with three data-dependent branches; perf puts it at about half its former share of the decode),
+# and the decoding thread converts the backlog itself, still in cache, whenever the second thread
+# falls behind (RowConversionPipeline.lagBytes) instead of leaving it all for the end. Measured at
+# 02:43, before: 48.4 ms plain, 82.8 ms with the profile (+71%). After: this VM ran at load 17 on
+# two cores (nine builds at once) and the rounds varied 5x (60-430 ms), so no ratio could be read;
+# at 04:20 (load 10): 118.5 ms plain, 197.7 ms with the profile (+67%), plain itself 2.5x its idle time;
+# the goal (<= +15%) still needs the second core free to hide the conversion behind the decode.
 # Usage: Benchmarks/scripts/compare-color.sh [ITERATIONS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

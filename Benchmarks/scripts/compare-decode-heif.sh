@@ -2,6 +2,13 @@
 # 256-px thumbnails of a 12-megapixel AVIF and HEIC: webimage vs vipsthumbnail (libvips decodes
 # both through libheif). Goal: no slower (>= 1.0x). One process per thumbnail on both sides, as a
 # thumbnail server's worker would run either; the in-process decode time is printed beside it.
+# HEIC thumbnails of at most half the size are made from libheif's YCbCr 4:2:0 planes, each 2x2
+# luma block and its chroma sample one RGBA pixel (HEIFHalfSizeDecode): no full-size RGBA image
+# (libheif's conversion, 48 MB of fresh pages, our copy of it) and a resample of a quarter the
+# pixels. The HEVC decode itself (libde265, one thread in libheif 1.15's plugin) is ~70% of both
+# sides' time. Measured 2026-11-25 on a VM at load 3-17 on two cores: before (02:47) HEIC 1.00x,
+# AVIF 2.00x; after (04:05, a build running beside it) HEIC 1.03x (7545 vs 7752 ms/process); at
+# 04:21 (load 10) HEIC 1.04x (3928 vs 4100 ms/process), AVIF 1.66x (885 vs 1471, AVIF unchanged).
 # Usage: Benchmarks/scripts/compare-decode-heif.sh [ITERATIONS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

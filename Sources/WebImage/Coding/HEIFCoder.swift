@@ -13,7 +13,9 @@ import Foundation
 ///   image is reported as ``ImageOrientation/up``, as `heif-convert` and browsers show it.
 /// - Thumbnails: when ``DecodeOptions/maxPixelSize`` is set and the file carries a thumbnail
 ///   image at least that big, the thumbnail is decoded instead of the primary image and
-///   resampled to the requested size; otherwise the primary image is decoded and resampled.
+///   resampled to the requested size; otherwise the primary image is decoded and resampled,
+///   from a half-size RGBA image made straight from its YCbCr planes when the target is at
+///   most half the size (``HEIFHalfSizeDecode``).
 /// - Colour: YUV becomes RGB by the file's `nclx` matrix; then the ICC profile of its `colr` box,
 ///   or its nclx primaries and transfer (Display P3, BT.2020, PQ and HLG tone-mapped), are
 ///   converted to sRGB (see ``ColorConversion``) unless ``DecodeOptions/keepsColors``.
@@ -59,6 +61,9 @@ package struct HEIFCoder: ImageCoder {
             if !isFullSize, let thumbnail = Self.thumbnail(of: primary, atLeast: max(target.width, target.height)) {
                 defer { heif_image_handle_release(thumbnail) }
                 decoded = try Self.decode(thumbnail, profile: Self.colorProfile(primary), convertingRows: false)
+            } else if !isFullSize, target.width <= (width + 1) / 2, target.height <= (height + 1) / 2, HEIFHalfSizeDecode.applies(to: primary),
+                      let halved = try Self.decodeHalfSize(primary, profile: Self.colorProfile(primary)) {
+                decoded = halved
             } else {
                 // At full size the rows are converted as they are copied out of libheif.
                 decoded = try Self.decode(primary, profile: Self.colorProfile(primary), convertingRows: isFullSize && !options.keepsColors)
@@ -112,6 +117,28 @@ package struct HEIFCoder: ImageCoder {
         defer { heif_nclx_color_profile_free(nclx) }
         return ColorProfileBuilder.nclxProfile(primaries: Int(nclx.pointee.color_primaries.rawValue),
                                                transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
+    }
+
+    /// Decodes `handle` at half its size (see ``HEIFHalfSizeDecode``) with its colour profile, or
+    /// `nil` when the decoded planes are not ones that path converts.
+    private static func decodeHalfSize(_ handle: OpaquePointer, profile boxProfile: Data?) throws -> (bitmap: Bitmap, profile: Data?)? {
+        guard let decodingOptions = heif_decoding_options_alloc() else { throw WebImageError.tooLarge("HEIF: out of memory") }
+        defer { heif_decoding_options_free(decodingOptions) }
+        var image: OpaquePointer?
+        // libheif 1.15 turns "undefined" (the decoder's own layout) into RGB, so 4:2:0 is asked for:
+        // HEVC's usual layout, handed out as decoded; other layouts are converted to it.
+        try check(heif_decode_image(handle, &image, heif_colorspace_YCbCr, heif_chroma_420, decodingOptions))
+        guard let image else { throw WebImageError.corruptData("HEIF: no image decoded") }
+        defer { heif_image_release(image) }
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        defer { if let nclx { heif_nclx_color_profile_free(nclx) } }
+        if heif_image_get_nclx_color_profile(image, &nclx).code != heif_error_Ok { nclx = nil }
+        guard let bitmap = try HEIFHalfSizeDecode.bitmap(of: image, nclx: nclx?.pointee) else { return nil }
+        let profile = boxProfile ?? nclx.flatMap {
+            ColorProfileBuilder.nclxProfile(primaries: Int($0.pointee.color_primaries.rawValue),
+                                            transfer: Int($0.pointee.transfer_characteristics.rawValue))
+        }
+        return (bitmap, profile)
     }
 
     /// Decodes one image handle to RGBA8, transformations applied, and returns it with its colour

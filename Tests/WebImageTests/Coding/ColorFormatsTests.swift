@@ -67,6 +67,78 @@ import Testing
         }
     }
 
+    /// The fast path at its edges: every value of each channel with the others at 0 and at 255
+    /// (the most saturated colours, out of sRGB's gamut, where lcms2 clamps), converted in place
+    /// and into another buffer, alpha kept.
+    @Test(.enabled(if: hasProfiles, ColorConversionTests.noProfiles))
+    func matrixShaperMatchesLittleCMSAtTheGamutEdges() throws {
+        var pixels: [UInt8] = []
+        for channel in 0..<3 {
+            for others in [UInt8(0), 255] {
+                for value in 0..<256 {
+                    var pixel = [others, others, others, UInt8(value ^ 0x5A)]
+                    pixel[channel] = UInt8(value)
+                    pixels += pixel
+                }
+            }
+        }
+        let profiles: [(String, Data?)] = [
+            ("adobe", Self.adobeRGB),
+            ("bt2020 pq", ColorProfileBuilder.nclxProfile(primaries: 9, transfer: 16)),
+        ]
+        for (name, profile) in profiles {
+            let profile = try #require(profile, "\(name)")
+            let fast = try #require(ICCTransform(profile: profile, input: .rgba))
+            let lcms = try #require(ICCTransform(profile: profile, input: .rgba, matrixShaper: false))
+            var ours = [UInt8](repeating: 0, count: pixels.count), theirs = ours, inPlace = pixels
+            pixels.withUnsafeBytes { source in
+                ours.withUnsafeMutableBytes { fast.run(source.baseAddress!, $0.baseAddress!, pixelCount: pixels.count / 4) }
+                theirs.withUnsafeMutableBytes { lcms.run(source.baseAddress!, $0.baseAddress!, pixelCount: pixels.count / 4) }
+            }
+            inPlace.withUnsafeMutableBytes { fast.run($0.baseAddress!, $0.baseAddress!, pixelCount: pixels.count / 4) }
+            let worst = zip(ours, theirs).map { abs(Int($0) - Int($1)) }.max() ?? 0
+            #expect(worst <= 1, "\(name): \(worst)")
+            #expect(inPlace == ours, "\(name)")
+            #expect(stride(from: 3, to: pixels.count, by: 4).allSatisfy { ours[$0] == pixels[$0] }, "\(name): alpha")
+        }
+    }
+
+    /// When the row pipeline's second thread does not get to run (its core is busy), the decoding
+    /// thread converts the rows itself as it goes, never more than ``RowConversionPipeline/lagBytes``
+    /// behind, instead of leaving the whole image, long out of cache, for the end.
+    @Test(.enabled(if: hasProfiles, ColorConversionTests.noProfiles))
+    func rowPipelineConvertsALateConvertersBacklogWhileDecoding() throws {
+        let transform = try #require(ICCTransform(profile: Self.adobeRGB, input: .rgba))
+        let (width, height, batch) = (1024, 640, 16)
+        let rowBytes = width * 4
+        let lagRows = RowConversionPipeline.lagBytes / rowBytes
+        let plain: [UInt8] = [40, 200, 90, 255]
+        var converted = plain
+        plain.withUnsafeBytes { source in converted.withUnsafeMutableBytes { transform.run(source.baseAddress!, $0.baseAddress!, pixelCount: 1) } }
+        #expect(converted != plain)
+        let heldBack = Locked<[@Sendable () -> Void]>([])
+        var buffer = [UInt8](repeating: 0, count: rowBytes * height)
+        var worstLag = 0
+        try buffer.withUnsafeMutableBytes { buffer in
+            try RowConversionPipeline.run(transform, buffer: buffer, rowBytes: rowBytes, parallel: true,
+                                          startConverter: { job in heldBack.withLock { $0.append(job) } }) { rowsDone in
+                var row = 0
+                while row < height {
+                    // The rows not converted yet, all decoded before this batch.
+                    let unconverted = (0..<row).filter { buffer[$0 * rowBytes + 1] == plain[1] }.count
+                    worstLag = max(worstLag, unconverted)
+                    for index in row * rowBytes..<min(height, row + batch) * rowBytes { buffer[index] = plain[index % 4] }
+                    row = min(height, row + batch)
+                    rowsDone(row)
+                }
+            }
+        }
+        // The converter starts after all, late: it finds the pipeline closed and returns.
+        for job in heldBack.withLock({ $0 }) { job() }
+        #expect(worstLag <= lagRows + batch, "\(worstLag) rows left unconverted behind the decoder")
+        #expect((0..<height).allSatisfy { Array(buffer[$0 * rowBytes..<$0 * rowBytes + 4]) == converted })
+    }
+
     /// A full-size JPEG with a profile is converted row by row while it decodes, on one thread
     /// or two: the same pixels as ImageCms's conversion of the whole image.
     @Test(.enabled(if: PillowOracle.isAvailable, PillowOracle.absentReason), .enabled(if: hasProfiles, ColorConversionTests.noProfiles),

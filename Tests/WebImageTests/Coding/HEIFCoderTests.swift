@@ -34,6 +34,50 @@ import Testing
         #expect(sequence.format == .heic && sequence.frames.count == 1 && sequence.width == 256 && sequence.height == 144)
     }
 
+    /// A thumbnail of at most half the size is made from the YCbCr planes (``HEIFHalfSizeDecode``):
+    /// at exactly half size, under each matrix and range `heif-enc` writes, every pixel is the
+    /// 2×2 average of libheif's own full-size RGB within rounding (odd sizes repeat the last
+    /// row and column); a 4:4:4 file, whose chroma libheif subsamples for that path, stays near it.
+    /// (Resampled from the full-size RGB, as before, the same thumbnail is up to 170 levels off
+    /// the average at the blue channel's sharp wrap, 1.7 levels on average.)
+    @Test(.enabled(if: CodecTool.heifEnc.isAvailable, CodecTool.heifEnc.absentReason),
+          arguments: [[], ["--matrix_coefficients", "1", "--full_range_flag", "0"], ["--matrix_coefficients", "9"], ["-p", "chroma=444"]])
+    func halfSizeThumbnailsAverageLibheifsRGB(_ encoderOptions: [String]) throws {
+        let directory = try TemporaryDirectory()
+        let png = directory.url.appendingPathComponent("in.png"), heic = directory.url.appendingPathComponent("out.heic")
+        let (width, height) = (321, 241)
+        let bitmap = try PixelDifference.gradient(width: width, height: height, alpha: false)
+        try PNGCoder().encode(DecodedImage(bitmap: bitmap, hasAlpha: false), format: .png, options: EncodeOptions()).write(to: png)
+        try CodecTool.heifEnc.run(["-q", "90", "--no-thumb"] + encoderOptions + ["-o", heic.path, png.path])
+        let data = try Data(contentsOf: heic)
+        let full = try HEIFCoder().decode(data, options: DecodeOptions())
+        let half = try HEIFCoder().decode(data, options: DecodeOptions(maxPixelSize: 161))
+        try #require(full.width == width && full.height == height && half.width == 161 && half.height == 121)
+        var (worst, total) = (0, 0)
+        full.bitmap.withUnsafeBytes { whole in
+            half.bitmap.withUnsafeBytes { small in
+                for y in 0..<121 {
+                    for x in 0..<161 {
+                        for channel in 0..<3 {
+                            let rows = [2 * y, min(height - 1, 2 * y + 1)], columns = [2 * x, min(width - 1, 2 * x + 1)]
+                            let sum = rows.reduce(0) { sum, row in columns.reduce(sum) { $0 + Int(whole[(row * width + $1) * 4 + channel]) } }
+                            let difference = abs(Int(small[(y * 161 + x) * 4 + channel]) * 4 - sum)
+                            (worst, total) = (max(worst, difference), total + difference)
+                        }
+                    }
+                }
+            }
+        }
+        if encoderOptions.contains("chroma=444") {
+            // libheif's 4:2:0 chroma is an average of the 4:4:4 one: near, not exact, at sharp edges.
+            #expect(Double(total) / Double(161 * 121 * 3) < 4, "\(encoderOptions): mean \(total) quarter levels")
+        } else {
+            // In quarters of a level: four rounded samples against one rounded average.
+            #expect(worst <= 2 * 4 + 2, "\(encoderOptions): \(worst) quarter levels")
+        }
+        #expect(!half.bitmap.containsTransparency)
+    }
+
     /// A file from `heif-enc` with a 128-px thumbnail stored without alpha, of an image with
     /// alpha: a 100-px request is served from the (opaque) thumbnail, a 200-px one from the
     /// primary image (transparent pixels), and the full decode matches `heif-convert`.

@@ -4,29 +4,38 @@ import CLCMS2
 /// nclx, `cHRM` and `gAMA`) to sRGB, computed here instead of through `cmsDoTransform`.
 ///
 /// It is lcms2's own 8-bit matrix-shaper arithmetic (`OptimizeMatrixShaper` in `cmsopt.c`, the
-/// pipeline lcms2 picks for exactly these profiles): the input curve per channel as a 1.14
-/// fixed-point table of 256 entries, the 3×3 matrix in 1.14 fixed point, then a 16385-entry
-/// table from linear light to the sRGB byte. The same tables and integer sums give lcms2's (and
-/// Pillow's ImageCms's) bytes, but without lcms2's per-pixel formatter calls, which made it
-/// run at ~40 megapixels a second: here each pixel is three table loads per input, one vector
-/// add, one clamp and three output loads.
+/// pipeline lcms2 picks for exactly these profiles): the input curve per channel in 1.14 fixed
+/// point, the 3×3 matrix in 1.14, then a table from linear light (1.14, clamped to 0...1) to the
+/// sRGB byte. lcms2 runs it at ~40 megapixels a second through per-pixel formatter calls.
+///
+/// Here each pixel costs three 64-bit table loads, two integer adds and three byte loads, with
+/// no branch: each input channel's table entry holds that channel's contribution to all three
+/// outputs, premultiplied by the matrix, as three 21-bit lanes of one `UInt64` (kept
+/// non-negative by per-table offsets, so adding three entries never carries from one lane into
+/// the next), with 5 bits below lcms2's 1.14 so the sum rounds like lcms2's full-precision one
+/// (within one 1.14 step at worst, a fifth of a code value near black). The lanes, shifted, are
+/// `UInt16` indices into a 65536-entry output table that folds in lcms2's clamp, so no index
+/// can leave the table whatever the profile.
 ///
 /// Only profiles lcms2 itself would run this way qualify (RGB, XYZ connection space, matrix and
-/// curves, no `A2B`/`D2B` lookup tables, which lcms2 prefers when present), and only when the
-/// fixed-point sums cannot overflow 32 bits; anything else stays on lcms2.
+/// curves, no `A2B`/`D2B` lookup tables, which lcms2 prefers when present), and only when every
+/// output lane fits its 21 bits; anything else stays on lcms2.
 struct MatrixShaperTransform: Sendable {
-    /// Per input channel, 256 entries: the linearised value times the matrix column, as the
-    /// three output channels' 1.14 contributions (red's also carries the rounding term).
-    private let red: [SIMD4<Int32>]
-    private let green: [SIMD4<Int32>]
-    private let blue: [SIMD4<Int32>]
-    /// Linear light in 1.14 (0...16384) to the sRGB-encoded byte.
+    /// Per input channel, 256 entries: the three outputs' lanes (see the type).
+    private let red: [UInt64]
+    private let green: [UInt64]
+    private let blue: [UInt64]
+    /// A lane's value shifted right by ``fractionBits`` (linear light in 1.14 plus an offset) to
+    /// the sRGB-encoded byte; 65536 entries, so every `UInt16` index is inside it.
     private let output: [UInt8]
 
-    static let one: Int32 = 1 << 14
+    static let one: Int64 = 1 << 14
+    /// Bits kept below 1.14 in each lane, and the lanes' width and positions.
+    static let fractionBits = 5
+    static let laneBits = 21
 
     /// The transform from `profile` to sRGB, or `nil` when the profile is not one that lcms2
-    /// converts as a plain matrix/TRC pair.
+    /// converts as a plain matrix/TRC pair, or its sums do not fit the lanes.
     init?(profile: cmsHPROFILE) {
         guard cmsGetColorSpace(profile) == cmsSigRgbData, cmsGetPCS(profile) == cmsSigXYZData,
               cmsIsMatrixShaper(profile) != 0 else { return nil }
@@ -40,49 +49,63 @@ struct MatrixShaperTransform: Sendable {
               let inverseCurve = cmsReverseToneCurve(OpaquePointer(sRGBCurve)) else { return nil }
         defer { cmsFreeToneCurve(inverseCurve) }
         // lcms2 multiplies the output matrix by the input one (`_cmsMAT3per`), then rounds to 1.14.
-        var fixed = [[Int32]](repeating: [0, 0, 0], count: 3)
+        var fixed = [[Int64]](repeating: [0, 0, 0], count: 3)
         for row in 0..<3 {
             for column in 0..<3 {
                 let value = (0..<3).reduce(0.0) { $0 + toSRGB[row][$1] * source[$1][column] }
                 guard value.isFinite, abs(value) < 64 else { return nil }
-                fixed[row][column] = Int32((value * 16384 + 0.5).rounded(.down)) // DOUBLE_TO_1FIXED14
+                fixed[row][column] = Int64((value * 16384 + 0.5).rounded(.down)) // DOUBLE_TO_1FIXED14
             }
         }
-        var shapers: [[Int32]] = []
+        var shapers: [[Int64]] = []
         for tag in [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag] {
             guard let curve = cmsReadTag(profile, tag) else { return nil }
-            var table = [Int32](repeating: 0, count: 256)
+            var table = [Int64](repeating: 0, count: 256)
             for index in 0..<256 {
                 let y = Double(cmsEvalToneCurveFloat(OpaquePointer(curve), Float(Double(index) / 255.0)))
                 // lcms2 stores 0x7fffffff past 131072; such curves (and NaNs) stay on lcms2.
                 guard y.isFinite, y > -4, y < 4 else { return nil }
-                table[index] = Int32((y * 16384 + 0.5).rounded(.down))
+                table[index] = Int64((y * 16384 + 0.5).rounded(.down))
             }
             shapers.append(table)
         }
-        // The sums must stay inside 32 bits, where lcms2's C arithmetic is defined.
-        for row in 0..<3 {
-            let worst = (0..<3).reduce(Int64(Self.one)) { sum, column in
-                sum + Int64(abs(fixed[row][column])) * Int64(shapers[column].map { abs($0) }.max() ?? 0)
-            }
-            guard worst < Int64(Int32.max) / 2 else { return nil }
+        // terms[input][output][value]: the product in 1.14 + fractionBits, rounded down (lcms2
+        // keeps all 28 bits; the 5 kept here decide its rounding all but rarely).
+        let drop = Int64(14 - Self.fractionBits)
+        let terms = (0..<3).map { input in
+            (0..<3).map { output in shapers[input].map { (fixed[output][input] * $0) >> drop } }
         }
-        func contributions(_ column: Int, rounding: Int32) -> [SIMD4<Int32>] {
-            shapers[column].map { value in
-                SIMD4(fixed[0][column] &* value &+ rounding, fixed[1][column] &* value &+ rounding,
-                      fixed[2][column] &* value &+ rounding, 0)
+        // Each table's lane is its term minus the term's least value; the least values, lcms2's
+        // rounding half (0x2000) and an offset that makes the smallest index 0 go into red's.
+        let half = Int64(1) << (Self.fractionBits - 1)
+        let floors = (0..<3).map { output in (0..<3).reduce(half) { $0 + (terms[$1][output].min() ?? 0) } }
+        let spans = (0..<3).map { output in (0..<3).reduce(Int64(0)) { $0 + (terms[$1][output].max() ?? 0) - (terms[$1][output].min() ?? 0) } }
+        let offset = -(floors.map { $0 >> Int64(Self.fractionBits) }.min() ?? 0) // in 1.14 steps
+        let constants = floors.map { $0 + (offset << Int64(Self.fractionBits)) }
+        let laneLimit = Int64(1) << Int64(Self.laneBits)
+        for output in 0..<3 {
+            guard constants[output] >= 0, constants[output] + spans[output] < laneLimit else { return nil }
+        }
+        func lanes(_ input: Int, constant: (Int) -> Int64) -> [UInt64] {
+            (0..<256).map { value in
+                (0..<3).reduce(UInt64(0)) { packed, output in
+                    let lane = terms[input][output][value] - (terms[input][output].min() ?? 0) + constant(output)
+                    return packed | UInt64(lane) << UInt64(output * Self.laneBits)
+                }
             }
         }
-        red = contributions(0, rounding: 0x2000)
-        green = contributions(1, rounding: 0)
-        blue = contributions(2, rounding: 0)
-        output = (0...Int(Self.one)).map { index in
-            var value = Double(cmsEvalToneCurveFloat(inverseCurve, Float(Double(index) / 16384.0)))
+        red = lanes(0) { constants[$0] }
+        green = lanes(1) { _ in 0 }
+        blue = lanes(2) { _ in 0 }
+        let encoded = (0...Self.one).map { linear in
+            var value = Double(cmsEvalToneCurveFloat(inverseCurve, Float(Double(linear) / 16384.0)))
             value = min(1, max(0, value.isNaN ? 0 : value))
             // lcms2's _cmsQuickSaturateWord, then FROM_16_TO_8.
             let word = UInt32(min(65535, max(0, (value * 65535 + 0.5).rounded(.down))))
             return UInt8((word &* 65281 &+ 8_388_608) >> 24)
         }
+        // lcms2 clamps the matrix's output to 0...0x4000 before its output curve.
+        output = (0..<65536).map { index in encoded[Int(min(Self.one, max(0, Int64(index) - offset)))] }
     }
 
     /// Converts `pixelCount` RGBA8 pixels from `source` to `target` (which may be the same
@@ -101,19 +124,22 @@ struct MatrixShaperTransform: Sendable {
         }
     }
 
+    /// The loop: every index is a byte (input tables of 256) or a `UInt16` (the output table of
+    /// 65536), so nothing needs checking per pixel.
     @inline(__always)
     private static func convert(_ source: UnsafeRawPointer, _ target: UnsafeMutableRawPointer, pixelCount: Int,
-                                _ red: UnsafePointer<SIMD4<Int32>>, _ green: UnsafePointer<SIMD4<Int32>>,
-                                _ blue: UnsafePointer<SIMD4<Int32>>, _ output: UnsafePointer<UInt8>) {
-        let low = SIMD4<Int32>(repeating: 0), high = SIMD4<Int32>(repeating: one)
+                                _ red: UnsafePointer<UInt64>, _ green: UnsafePointer<UInt64>,
+                                _ blue: UnsafePointer<UInt64>, _ output: UnsafePointer<UInt8>) {
+        let shifts = (UInt64(fractionBits), UInt64(laneBits + fractionBits), UInt64(2 * laneBits + fractionBits))
         var offset = 0
         let end = pixelCount &* 4
         while offset < end {
             let pixel = source.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
-            var sum = red[Int(pixel & 0xFF)] &+ green[Int((pixel >> 8) & 0xFF)] &+ blue[Int((pixel >> 16) & 0xFF)]
-            sum = (sum &>> 14).clamped(lowerBound: low, upperBound: high)
-            let r = UInt32(output[Int(sum[0])]), g = UInt32(output[Int(sum[1])]), b = UInt32(output[Int(sum[2])])
-            target.storeBytes(of: r | g << 8 | b << 16 | (pixel & 0xFF00_0000), toByteOffset: offset, as: UInt32.self)
+            let sum = red[Int(pixel & 0xFF)] &+ green[Int((pixel &>> 8) & 0xFF)] &+ blue[Int((pixel &>> 16) & 0xFF)]
+            let r = UInt32(output[Int(UInt16(truncatingIfNeeded: sum &>> shifts.0))])
+            let g = UInt32(output[Int(UInt16(truncatingIfNeeded: sum &>> shifts.1))])
+            let b = UInt32(output[Int(UInt16(truncatingIfNeeded: sum &>> shifts.2))])
+            target.storeBytes(of: r | g &<< 8 | b &<< 16 | (pixel & 0xFF00_0000), toByteOffset: offset, as: UInt32.self)
             offset &+= 4
         }
     }

@@ -6,18 +6,28 @@ import Dispatch
 /// With a second core the rows are converted on another thread, a few rows behind the decoder,
 /// so a full-size decode with a profile takes about as long as one without. The decoder writes
 /// only rows at or past what it has published and the converter touches only rows before it, so
-/// the two never share a byte. The decoding thread never waits for the converter to start: when
-/// it is done it converts whatever is left itself, and waits only for a batch already under way.
+/// the two never share a byte. The decoding thread never waits for the converter: when the
+/// converter falls more than ``lagBytes`` behind (its core is busy elsewhere, or it has not
+/// started), the decoding thread converts the backlog itself before decoding on, while those
+/// rows are still in its cache; when it is done it converts whatever is left, and waits only for
+/// a batch already under way.
 enum RowConversionPipeline {
     private struct State: Sendable {
         var published = 0, claimed = 0
         var finished = false, closed = false, converting = false
     }
 
+    /// How far (in bytes of rows) the converter may fall behind the decoder before the decoding
+    /// thread converts the backlog itself: about what a core's L2 cache keeps of the rows just
+    /// decoded.
+    static let lagBytes = 256 << 10
+
     /// Runs `decode`, which writes RGBA8 rows of `rowBytes` into `buffer` top to bottom and calls
     /// its argument with the number of complete rows after each batch, and converts those rows in
     /// place with `transform`. Rows after an error stay unconverted; the error is rethrown.
+    /// - Parameter startConverter: starts the second thread's loop (tests hold it back).
     static func run(_ transform: ICCTransform, buffer: UnsafeMutableRawBufferPointer, rowBytes: Int, parallel: Bool,
+                    startConverter: (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global().async(execute: $0) },
                     decode: (_ rowsDone: (Int) -> Void) throws -> Void) throws {
         guard let base = buffer.baseAddress, rowBytes > 0 else { return try decode { _ in } }
         let rowCount = buffer.count / rowBytes
@@ -48,7 +58,7 @@ enum RowConversionPipeline {
                 return rows
             }
         }
-        DispatchQueue.global().async {
+        startConverter {
             while true {
                 wake.wait()
                 while let rows = claim(byConverter: true) {
@@ -61,9 +71,17 @@ enum RowConversionPipeline {
         }
         var failure: (any Error)?
         do {
+            let lagRows = max(1, lagBytes / rowBytes)
             try decode { done in
-                state.withLock { $0.published = max($0.published, min(done, rowCount)) }
-                wake.signal()
+                // The backlog past the lag, taken from the converter while it is still in cache here.
+                let backlog = state.withLock { s -> Range<Int>? in
+                    s.published = max(s.published, min(done, rowCount))
+                    guard s.published - s.claimed > lagRows else { return nil }
+                    let rows = s.claimed..<s.published
+                    s.claimed = s.published
+                    return rows
+                }
+                if let backlog { convert(backlog) } else { wake.signal() }
             }
         } catch {
             failure = error
