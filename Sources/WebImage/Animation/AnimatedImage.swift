@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// An animation that keeps its compressed data and decodes frames on demand (SDWebImage's
-/// `SDAnimatedImage`): GIF, APNG and animated WebP.
+/// `SDAnimatedImage`): GIF, APNG, animated WebP, AVIF sequences and JPEG XL animations.
 ///
 /// The frame count, loop count and every frame's duration come from the file's headers when it
 /// is made (the blocks, chunks or WebP frames are walked, no pixel is decoded). ``frame(at:)``
@@ -18,7 +18,8 @@ import Foundation
 /// The limits of ``DecodeOptions`` hold as for a whole decode: the canvas is checked against
 /// ``DecodeOptions/pixelLimit`` (and, for GIF and APNG, against what the file's bytes could fill)
 /// before anything is allocated, and frames past ``DecodeOptions/maxFrameCount`` are not
-/// listed (``truncation`` says so). Thumbnails (``DecodeOptions/maxPixelSize``) shrink each frame.
+/// listed (``truncation`` says so). Thumbnails (``DecodeOptions/maxPixelSize``) shrink each frame,
+/// and ``DecodeOptions/applyOrientation`` turns each frame upright, as in a whole decode.
 public final class AnimatedImage: Sendable {
     /// The compressed file.
     public let data: Data
@@ -52,11 +53,17 @@ public final class AnimatedImage: Sendable {
     /// threads take turns rather than racing on the canvas. Players keep their own reader.
     private let reader: Locked<AnimationCursor>
 
-    /// Reads the headers of an animated GIF, APNG or WebP.
+    /// Reads the headers of an animated GIF, APNG, WebP, AVIF sequence or JPEG XL animation.
     /// - Returns: `nil` when `data` is not one of those formats or does not animate (one frame).
     /// - Throws: ``WebImageError`` when the headers are corrupt, truncated, or over the limits.
     public convenience init?(data: Data, options: DecodeOptions = DecodeOptions()) throws {
-        guard let source = try Self.source(for: data, options: options), source.frames.count > 1 else { return nil }
+        try self.init(data: data, options: options, applyCleanAperture: true)
+    }
+
+    /// See ``init(data:options:)``; `applyCleanAperture` is the AVIF coder's setting.
+    convenience init?(data: Data, options: DecodeOptions, applyCleanAperture: Bool) throws {
+        guard let source = try Self.source(for: data, options: options, applyCleanAperture: applyCleanAperture),
+              source.frames.count > 1 else { return nil }
         try self.init(source: source, data: data, options: options, transformers: [])
     }
 
@@ -76,7 +83,7 @@ public final class AnimatedImage: Sendable {
     }
 
     /// The lazy source for `data`, or `nil` for a format without one.
-    static func source(for data: Data, options: DecodeOptions) throws -> (any AnimationFrameSource)? {
+    static func source(for data: Data, options: DecodeOptions, applyCleanAperture: Bool = true) throws -> (any AnimationFrameSource)? {
         var options = options
         options.firstFrameOnly = false
         switch ImageFormat.detect(data) {
@@ -85,6 +92,10 @@ public final class AnimatedImage: Sendable {
         case .webp:
             guard FormatDetection(data).isAnimated else { return nil }
             return try WebPAnimationSource(data: data, options: options)
+        case .avif:
+            guard FormatDetection(data).isAnimated else { return nil }
+            return try AVIFAnimationSource(data: data, options: options, applyCleanAperture: applyCleanAperture)
+        case .jxl: return try JXLAnimationSource(data: data, options: options)
         default: return nil
         }
     }
@@ -97,10 +108,15 @@ public final class AnimatedImage: Sendable {
     /// One play of the animation, in seconds.
     public var totalDuration: Double { durations.reduce(0, +) }
 
-    /// The size of one decoded frame before transformers: the canvas, or the thumbnail asked for.
+    /// The size of one decoded frame before transformers: the canvas, or the thumbnail asked for,
+    /// turned when ``DecodeOptions/applyOrientation`` turns the frames a quarter.
     public var frameSize: (width: Int, height: Int) {
-        (try? options.targetSize(width: canvasWidth, height: canvasHeight)) ?? (canvasWidth, canvasHeight)
+        let size = (try? options.targetSize(width: canvasWidth, height: canvasHeight)) ?? (canvasWidth, canvasHeight)
+        return appliedOrientation.swapsDimensions ? (size.1, size.0) : size
     }
+
+    /// The orientation each frame is turned by when rendered: the source's when the options ask for it.
+    private var appliedOrientation: ImageOrientation { options.applyOrientation ? source.orientation : .up }
 
     /// Bytes of one decoded frame before transformers.
     public var frameByteCount: Int { Bitmap.byteCount(width: frameSize.width, height: frameSize.height) ?? .max }
@@ -120,10 +136,12 @@ public final class AnimatedImage: Sendable {
         try AnimationCursor(source: source, options: options)
     }
 
-    /// Renders frame `index` with `cursor`, then converts colours and applies the transformers.
+    /// Renders frame `index` with `cursor`, then turns it upright (when asked), converts colours
+    /// and applies the transformers, in the order a whole decode and a load apply them.
     func render(_ index: Int, with cursor: inout AnimationCursor) throws -> ImageFrame {
         guard index >= 0, index < frameCount else { throw WebImageError.corruptData("animation frame \(index) of \(frameCount)") }
         var bitmap = try cursor.render(index)
+        if appliedOrientation != .up { bitmap = try bitmap.applying(appliedOrientation) }
         if let profile = source.iccProfile, !options.keepsColors, ColorConversion.needsConversion(iccProfile: profile) {
             bitmap = try ColorConversion.convertToSRGB(bitmap, iccProfile: profile, parallel: options.parallelDecoding)
         }
@@ -149,7 +167,9 @@ public final class AnimatedImage: Sendable {
             guard budget.admitFrame() else { break }
             frames.append(try render(index, with: &cursor))
         }
-        var image = try DecodedImage(frames: frames, loopCount: loopCount, format: format, scale: options.scale, hasAlpha: hasAlpha)
+        var image = try DecodedImage(frames: frames, loopCount: loopCount, format: format,
+                                     orientation: options.applyOrientation ? .up : source.orientation,
+                                     scale: options.scale, hasAlpha: hasAlpha)
         image.truncation = budget.truncation ?? (frames.count == frameCount ? truncation : nil)
         if options.keepsColors { image.iccProfile = source.iccProfile.flatMap(ColorConversion.keptProfile) }
         return image

@@ -22,7 +22,7 @@ struct AnimationCursor {
     private(set) var framesDrawn = 0
 
     init(source: any AnimationFrameSource, options: DecodeOptions) throws {
-        self.source = source
+        self.source = source.forReader()
         self.options = options
         target = try options.targetSize(width: source.canvasWidth, height: source.canvasHeight)
     }

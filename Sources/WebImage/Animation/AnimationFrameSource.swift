@@ -58,6 +58,13 @@ protocol AnimationFrameSource: Sendable {
     var alphaFromPixels: Bool { get }
     /// The ICC profile the frames are in, converted to sRGB after drawing unless the decode keeps colours.
     var iccProfile: Data? { get }
+    /// How the frames should be turned to be shown upright (EXIF, AVIF `irot`/`imir`, JPEG XL
+    /// orientation); applied after drawing when ``DecodeOptions/applyOrientation`` asks for it.
+    var orientation: ImageOrientation { get }
+    /// The source as one more reader (an ``AnimationCursor``) should use it: itself, or, for a
+    /// format whose library decoder keeps a position in the file (AVIF, JPEG XL), a copy with a
+    /// decoder of its own so that readers do not move each other's.
+    func forReader() -> any AnimationFrameSource
     /// Draws frame `index` onto `canvas` (`canvasWidth` × `canvasHeight` RGBA8), which holds what
     /// the frames before it left after their disposal (all zero before a key frame).
     func draw(_ index: Int, on canvas: UnsafeMutableRawBufferPointer) throws
@@ -66,6 +73,8 @@ protocol AnimationFrameSource: Sendable {
 extension AnimationFrameSource {
     var alphaFromPixels: Bool { false }
     var iccProfile: Data? { nil }
+    var orientation: ImageOrientation { .up }
+    func forReader() -> any AnimationFrameSource { self }
 }
 
 /// The key frames of formats whose frames either replace or composite onto the canvas (GIF,

@@ -21,14 +21,15 @@ extension DecodedImage {
 }
 
 extension ImageCodersManager {
-    /// Decodes for showing: a GIF, APNG or animated WebP with more than one frame becomes a
-    /// lazily decoded animation (``DecodedImage/animation`` set, the first frame decoded, the
+    /// Decodes for showing: a GIF, APNG, animated WebP, AVIF sequence or JPEG XL animation with
+    /// more than one frame becomes a lazily decoded animation (``DecodedImage/animation`` set, the first frame decoded, the
     /// rest on demand) unless ``DecodeOptions/firstFrameOnly``; anything else, or data a custom
     /// coder added before the built-in ones claims, decodes as ``decode(_:options:)`` does.
     public func decodeForDisplay(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !options.firstFrameOnly, let coder = coders.first(where: { $0.canDecode(data) }),
-              coder is GIFCoder || coder is PNGCoder || coder is WebPCoder,
-              let animation = try AnimatedImage(data: data, options: options) else {
+              coder is GIFCoder || coder is PNGCoder || coder is WebPCoder || coder is AVIFCoder || coder is JXLCoder,
+              let animation = try AnimatedImage(data: data, options: options,
+                                                applyCleanAperture: (coder as? AVIFCoder)?.applyCleanAperture ?? true) else {
             return try decode(data, options: options)
         }
         var image = try DecodedImage(animation: animation)

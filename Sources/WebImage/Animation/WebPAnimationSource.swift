@@ -30,6 +30,7 @@ struct WebPAnimationSource: AnimationFrameSource {
     private(set) var frames: [AnimationFrameInfo] = []
     private(set) var hasAlpha = false
     private(set) var iccProfile: Data?
+    private(set) var orientation = ImageOrientation.up
     private var records: [Frame] = []
 
     /// Demuxes `data`, keeping at most one frame past `options.maxFrameCount`.
@@ -92,8 +93,9 @@ struct WebPAnimationSource: AnimationFrameSource {
                                       disposal: frame.disposesToBackground ? .clear(frame.rect) : .keep,
                                       isKeyFrame: frame.isKeyFrame)
         }
-        iccProfile = data.withUnsafeBytes { bytes in
-            bytes.bindMemory(to: UInt8.self).baseAddress.flatMap { WebPICCProfile.read($0, count: bytes.count) }
+        (iccProfile, orientation) = data.withUnsafeBytes { bytes in
+            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return (nil, .up) }
+            return (WebPICCProfile.read(base, count: bytes.count), WebPCoder.orientation(base, count: bytes.count))
         }
     }
 

@@ -38,28 +38,17 @@ package struct AVIFCoder: ImageCoder {
 
     package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
-        guard let decoder = avifDecoderCreate() else { throw WebImageError.tooLarge("AVIF: cannot create a decoder") }
+        let decoder = try Self.makeDecoder(options)
         defer { avifDecoderDestroy(decoder) }
-        decoder.pointee.maxThreads = options.parallelDecoding ? 2 : 1
-        decoder.pointee.ignoreExif = AVIF_TRUE
-        decoder.pointee.ignoreXMP = AVIF_TRUE
-        // libavif 0.11 refuses a whole file for a clean aperture it finds invalid (libavif 1.x and
-        // browsers show such files): without that flag a bad `clap` is only left unapplied.
-        decoder.pointee.strictFlags = avifStrictFlags(AVIF_STRICT_PIXI_REQUIRED.rawValue | AVIF_STRICT_ALPHA_ISPE_REQUIRED.rawValue)
         return try data.withUnsafeBytes { bytes -> DecodedImage in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw WebImageError.emptyData }
-            try Self.check(avifDecoderSetIOMemory(decoder, base, bytes.count), "reading")
-            try Self.check(avifDecoderParse(decoder), "header")
-            guard let header = decoder.pointee.image else { throw WebImageError.corruptData("AVIF: no image") }
+            let header = try Self.parse(decoder, base, count: bytes.count, options: options)
             let orientation = Self.orientation(header.pointee)
-            try options.checkFullSizeCanvas(width: Int(header.pointee.width), height: Int(header.pointee.height))
-            // Set after the header passed our own check (so an oversized header is `tooLarge`), for
-            // the AV1 decoder (dav1d) to refuse a bitstream bigger than the header says.
-            decoder.pointee.imageSizeLimit = UInt32(clamping: min(Self.fullSizeLimit(options), Int(AVIF_DEFAULT_IMAGE_SIZE_LIMIT)))
             let hasAlpha = decoder.pointee.alphaPresent != AVIF_FALSE
             let profile = Self.colorProfile(header.pointee)
             let transform = options.keepsColors ? nil : ColorConversion.rgbaTransform(for: profile)
-            let frameCount = options.firstFrameOnly ? 1 : max(1, Int(decoder.pointee.imageCount))
+            let imageCount = max(1, Int(decoder.pointee.imageCount))
+            let frameCount = options.firstFrameOnly ? 1 : min(imageCount, max(1, options.maxFrameCount))
             var frames: [ImageFrame] = []
             var bytesSoFar = 0
             for index in 0..<frameCount {
@@ -78,6 +67,7 @@ package struct AVIFCoder: ImageCoder {
             // loop forever, as browsers play them.
             var decoded = try DecodedImage(frames: frames, loopCount: 0, format: .avif, orientation: orientation,
                                            scale: options.scale, hasAlpha: hasAlpha)
+            if !options.firstFrameOnly, frames.count == frameCount, frameCount < imageCount { decoded.truncation = .frameCount }
             if options.keepsColors { decoded.iccProfile = ColorConversion.keptProfile(profile) }
             return decoded
         }
@@ -90,32 +80,79 @@ package struct AVIFCoder: ImageCoder {
         return ColorProfileBuilder.nclxProfile(primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics))
     }
 
+    /// A decoder set up as every AVIF decode here wants it; the caller destroys it.
+    static func makeDecoder(_ options: DecodeOptions) throws -> UnsafeMutablePointer<avifDecoder> {
+        guard let decoder = avifDecoderCreate() else { throw WebImageError.tooLarge("AVIF: cannot create a decoder") }
+        decoder.pointee.maxThreads = options.parallelDecoding ? 2 : 1
+        decoder.pointee.ignoreExif = AVIF_TRUE
+        decoder.pointee.ignoreXMP = AVIF_TRUE
+        // libavif 0.11 refuses a whole file for a clean aperture it finds invalid (libavif 1.x and
+        // browsers show such files): without that flag a bad `clap` is only left unapplied.
+        decoder.pointee.strictFlags = avifStrictFlags(AVIF_STRICT_PIXI_REQUIRED.rawValue | AVIF_STRICT_ALPHA_ISPE_REQUIRED.rawValue)
+        return decoder
+    }
+
+    /// Reads the file's boxes (no frame is decoded) and checks the size they declare against the
+    /// options' limits; `bytes` must stay valid while `decoder` is used.
+    /// - Returns: the image holding the header facts (size, colour, transforms).
+    static func parse(_ decoder: UnsafeMutablePointer<avifDecoder>, _ bytes: UnsafePointer<UInt8>, count: Int,
+                      options: DecodeOptions) throws -> UnsafeMutablePointer<avifImage> {
+        try check(avifDecoderSetIOMemory(decoder, bytes, count), "reading")
+        try check(avifDecoderParse(decoder), "header")
+        guard let header = decoder.pointee.image else { throw WebImageError.corruptData("AVIF: no image") }
+        try options.checkFullSizeCanvas(width: Int(header.pointee.width), height: Int(header.pointee.height))
+        // Set after the header passed our own check (so an oversized header is `tooLarge`), for
+        // the AV1 decoder (dav1d) to refuse a bitstream bigger than the header says.
+        decoder.pointee.imageSizeLimit = UInt32(clamping: min(fullSizeLimit(options), Int(AVIF_DEFAULT_IMAGE_SIZE_LIMIT)))
+        return header
+    }
+
     /// The current frame as RGBA8: cropped to the clean aperture, then resampled when the options
     /// ask for a smaller image.
     private func frameBitmap(_ image: UnsafeMutablePointer<avifImage>, options: DecodeOptions, transform: ICCTransform?) throws -> Bitmap {
+        let shown = Self.shownSize(image.pointee, applyCleanAperture: applyCleanAperture)
+        let target = try options.targetSize(width: shown.width, height: shown.height)
+        let isFinalSize = (target.width, target.height) == (shown.width, shown.height)
+        // At full size the rows are converted while the bitmap is made; a thumbnail converts
+        // only its own, far fewer, pixels after the resample.
+        var bitmap = try Self.shownRGBA(image, applyCleanAperture: applyCleanAperture,
+                                        converting: isFinalSize ? transform : nil, parallel: options.parallelDecoding)
+        if (target.width, target.height) != (bitmap.width, bitmap.height) {
+            bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
+        }
+        if !isFinalSize, let transform { bitmap = try ColorConversion.convert(bitmap, with: transform, parallel: options.parallelDecoding) }
+        return bitmap
+    }
+
+    /// The size a frame is shown at: its clean aperture, or the whole frame.
+    static func shownSize(_ image: avifImage, applyCleanAperture: Bool) -> (width: Int, height: Int) {
+        if applyCleanAperture, let rect = cleanAperture(image) { return (Int(rect.width), Int(rect.height)) }
+        return (Int(image.width), Int(image.height))
+    }
+
+    /// The current frame at full size as RGBA8, cropped to the clean aperture, converted by
+    /// `transform` when one is given.
+    static func shownRGBA(_ image: UnsafeMutablePointer<avifImage>, applyCleanAperture: Bool,
+                          converting transform: ICCTransform?, parallel: Bool) throws -> Bitmap {
         var source = UnsafePointer(image)
         var pendingCrop: avifCropRect?
         var view: UnsafeMutablePointer<avifImage>?
         defer { if let view { avifImageDestroy(view) } }
-        if applyCleanAperture, let rect = Self.cleanAperture(image.pointee) {
+        if applyCleanAperture, let rect = cleanAperture(image.pointee) {
             // A view converts only the cropped pixels; libavif cannot view a crop at odd offsets in
             // subsampled chroma, which is then cut from the converted frame.
             if let cropped = avifImageCreateEmpty() {
                 view = cropped
                 if avifImageSetViewRect(cropped, image, [rect]) == AVIF_RESULT_OK { source = UnsafePointer(cropped) } else { pendingCrop = rect }
+            } else {
+                pendingCrop = rect
             }
         }
-        let shown = pendingCrop.map { (Int($0.width), Int($0.height)) } ?? (Int(source.pointee.width), Int(source.pointee.height))
-        let target = try options.targetSize(width: shown.0, height: shown.1)
-        let isFinalSize = pendingCrop == nil && (target.width, target.height) == shown
-        // At full size the rows are converted while the bitmap is made; a thumbnail converts
-        // only its own, far fewer, pixels after the resample.
-        var bitmap = try Self.rgba(source, converting: isFinalSize ? transform : nil, parallel: options.parallelDecoding)
-        if let rect = pendingCrop { bitmap = try bitmap.cropped(x: Int(rect.x), y: Int(rect.y), width: Int(rect.width), height: Int(rect.height)) }
-        if (target.width, target.height) != (bitmap.width, bitmap.height) {
-            bitmap = try Resampler.resize(bitmap, width: target.width, height: target.height, options: options)
+        var bitmap = try rgba(source, converting: pendingCrop == nil ? transform : nil, parallel: parallel)
+        if let rect = pendingCrop {
+            bitmap = try bitmap.cropped(x: Int(rect.x), y: Int(rect.y), width: Int(rect.width), height: Int(rect.height))
+            if let transform { bitmap = try ColorConversion.convert(bitmap, with: transform, parallel: parallel) }
         }
-        if !isFinalSize, let transform { bitmap = try ColorConversion.convert(bitmap, with: transform, parallel: options.parallelDecoding) }
         return bitmap
     }
 
@@ -224,7 +261,7 @@ package struct AVIFCoder: ImageCoder {
     }
 
     /// The largest full-size canvas the options allow (see ``DecodeOptions/checkFullSizeCanvas(width:height:)``).
-    private static func fullSizeLimit(_ options: DecodeOptions) -> Int {
+    static func fullSizeLimit(_ options: DecodeOptions) -> Int {
         let limit = max(options.pixelLimit, 1)
         guard options.scaleDownLargeImages else { return limit }
         let (scaled, overflow) = limit.multipliedReportingOverflow(by: 4)
@@ -288,7 +325,7 @@ package struct AVIFCoder: ImageCoder {
         }
     }
 
-    private static func check(_ result: avifResult, _ step: String,
+    static func check(_ result: avifResult, _ step: String,
                               error: (String) -> WebImageError = AVIFCoder.decodeError(_:)) throws {
         guard result != AVIF_RESULT_OK else { return }
         let text = "AVIF \(step): \(String(cString: avifResultToString(result)))"

@@ -16,7 +16,8 @@ import Foundation
 ///   detail API arrives in 0.9), so a frame is decoded at full size straight into its bitmap and
 ///   resampled; one full bitmap exists at a time.
 /// - Limits: the size in the basic-info header is checked against ``DecodeOptions/pixelLimit``
-///   before libjxl decodes any frame; frames stop at ``DecodeOptions/animationByteLimit``.
+///   before libjxl decodes any frame; frames stop at ``DecodeOptions/maxFrameCount`` and
+///   ``DecodeOptions/animationByteLimit``.
 /// - Colour: the colour space of the pixels libjxl returns (the file's structured colour
 ///   encoding or ICC profile; for XYB-coded images, the space libjxl's decoder picks without a
 ///   CMS) is converted to sRGB (see ``JXLColorProfile``, ``ColorConversion``) unless
@@ -65,6 +66,7 @@ package struct JXLCoder: ImageCoder {
             var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
             var profile: Data?
             var transform: ICCTransform?
+            var truncated = false
             decoding: while true {
                 let status = JxlDecoderProcessInput(decoder)
                 switch status {
@@ -77,6 +79,11 @@ package struct JXLCoder: ImageCoder {
                     profile = JXLColorProfile.profile(decoder)
                     transform = options.keepsColors ? nil : ColorConversion.rgbaTransform(for: profile)
                 case JXL_DEC_FRAME:
+                    // A frame past the limit is seen by its header before any pixel is decoded.
+                    if frames.count >= max(1, options.maxFrameCount) {
+                        truncated = true
+                        break decoding
+                    }
                     var header = JxlFrameHeader()
                     guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else {
                         throw WebImageError.corruptData("JPEG XL: frame header")
@@ -125,17 +132,18 @@ package struct JXLCoder: ImageCoder {
                                          orientation: ImageOrientation(exifValue: Int(info.orientation.rawValue)),
                                          scale: options.scale, hasAlpha: hasAlpha)
             if options.keepsColors { image.iccProfile = ColorConversion.keptProfile(profile) }
+            if truncated { image.truncation = .frameCount }
             return image
         }
     }
 
     /// A frame's duration in seconds from its ticks and the animation's ticks per second.
-    private static func seconds(ticks: UInt32, info: JxlBasicInfo) -> Double {
+    static func seconds(ticks: UInt32, info: JxlBasicInfo) -> Double {
         guard info.have_animation != 0, info.animation.tps_numerator > 0 else { return 0 }
         return Double(ticks) * Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator)
     }
 
-    private static func error(_ status: JxlDecoderStatus, framesSoFar: Int) -> WebImageError {
+    static func error(_ status: JxlDecoderStatus, framesSoFar: Int) -> WebImageError {
         status == JXL_DEC_NEED_MORE_INPUT
             ? .truncatedData("JPEG XL: the data ends early")
             : .corruptData("JPEG XL: decoding failed (status \(status.rawValue))")

@@ -99,7 +99,7 @@ package struct WebPCoder: ImageCoder {
     }
 
     /// The orientation in an extended file's EXIF chunk.
-    private static func orientation(_ base: UnsafePointer<UInt8>, count: Int) -> ImageOrientation {
+    static func orientation(_ base: UnsafePointer<UInt8>, count: Int) -> ImageOrientation {
         var webPData = WebPData(bytes: base, size: count)
         guard let demuxer = WebPDemux(&webPData) else { return .up }
         defer { WebPDemuxDelete(demuxer) }

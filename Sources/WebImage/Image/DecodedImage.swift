@@ -111,7 +111,8 @@ public struct DecodedImage: Sendable {
         self.frames = [poster]
         self.loopCount = animation.loopCount
         self.format = animation.format
-        self.orientation = .up
+        // As the whole decode: the orientation turned the frames, or is reported for the caller to apply.
+        self.orientation = animation.options.applyOrientation ? .up : animation.source.orientation
         self.scale = animation.options.scale > 0 ? animation.options.scale : 1
         self.hasAlpha = animation.hasAlpha
         self.truncation = animation.truncation

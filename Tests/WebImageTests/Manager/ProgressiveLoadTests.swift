@@ -122,6 +122,29 @@ struct ProgressiveLoadTests {
         }
     }
 
+    /// Partial decodes start at least ``PartialDecodeThrottle/minimumInterval`` apart, however
+    /// often partial data arrives: over a load of `t`, at most `1 + t / interval` of them.
+    @Test func partialDecodesAreThrottledInTime() async throws {
+        let jpeg = try Self.progressiveJPEG(about: 300_000)
+        try await withServer { server in
+            // Partial data every few milliseconds: far more hand-outs than the interval allows decodes.
+            server.route("/photo.jpg", LoopbackResponse.image(jpeg, contentType: "image/jpeg").throttled(bytesPerSecond: 1_500_000))
+            let fixture = try ManagerFixture()
+            let spy = SpyIncrementalCoder()
+            let coders = ImageCodersManager(coders: [spy] + ImageCodersManager.defaultCoders)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let task = fixture.manager.imageTask(with: server.url("/photo.jpg"), options: .progressiveLoad,
+                                                 context: ImageLoadContext(coders: coders))
+            let observed = try await Self.observe(task)
+            let elapsed = clock.now - start
+            #expect(observed.result != nil)
+            let allowed = 1 + Int(elapsed / PartialDecodeThrottle.minimumInterval)
+            #expect(spy.updatesMade >= 1)
+            #expect(spy.updatesMade <= allowed, "\(spy.updatesMade) partial decodes in \(elapsed): at most \(allowed)")
+        }
+    }
+
     @Test func cancellingAProgressiveLoadStopsTheDecodeInFlight() async throws {
         let jpeg = try ProgressiveSamples.progressiveJPEG(width: 640, height: 480)
         try await withServer { server in
@@ -155,11 +178,12 @@ extension ManagerFixture {
 /// the partial images they made.
 final class SpyIncrementalCoder: ImageCoder {
     private struct Counts {
-        var decoders = 0, images = 0, running = 0, maxRunning = 0
+        var decoders = 0, updates = 0, images = 0, running = 0, maxRunning = 0
     }
     private let counts = Locked(Counts())
 
     var decodersMade: Int { counts.withLock { $0.decoders } }
+    var updatesMade: Int { counts.withLock { $0.updates } }
     var imagesMade: Int { counts.withLock { $0.images } }
     var maxConcurrentUpdates: Int { counts.withLock { $0.maxRunning } }
 
@@ -168,7 +192,7 @@ final class SpyIncrementalCoder: ImageCoder {
         let spy: SpyIncrementalCoder
         init(inner: any IncrementalImageDecoder, spy: SpyIncrementalCoder) { self.inner = inner; self.spy = spy }
         func update(with data: Data, isComplete: Bool) throws -> DecodedImage? {
-            spy.counts.withLock { $0.running += 1; $0.maxRunning = max($0.maxRunning, $0.running) }
+            spy.counts.withLock { $0.updates += 1; $0.running += 1; $0.maxRunning = max($0.maxRunning, $0.running) }
             defer { spy.counts.withLock { $0.running -= 1 } }
             let image = try inner.update(with: data, isComplete: isComplete)
             if image != nil { spy.counts.withLock { $0.images += 1 } }
