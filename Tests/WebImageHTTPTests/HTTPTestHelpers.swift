@@ -56,31 +56,5 @@ extension HTTPSession {
 /// Runs `body` with a session of its own, shut down afterwards even on failure.
 func withSession<T: Sendable>(_ configuration: HTTPSession.Configuration = .testing(),
                               _ body: (HTTPSession) async throws -> T) async throws -> T {
-    let session = HTTPSession(configuration: configuration)
-    do {
-        let result = try await body(session)
-        await session.shutdown()
-        return result
-    } catch {
-        await session.shutdown()
-        throw error
-    }
-}
-
-/// Runs `body` with a fresh loopback server, shut down afterwards even on failure.
-func withServer<T: Sendable>(_ body: (LoopbackServer) async throws -> T) async throws -> T {
-    let server = try await LoopbackServer.start()
-    do {
-        let result = try await body(server)
-        try await server.shutdown()
-        return result
-    } catch {
-        try? await server.shutdown()
-        throw error
-    }
-}
-
-/// `count` bytes of a recognisable pattern.
-func testBytes(_ count: Int) -> Data {
-    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+    try await withShutdown(of: HTTPSession(configuration: configuration), { await $0.shutdown() }, body)
 }

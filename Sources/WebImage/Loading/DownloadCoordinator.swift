@@ -7,67 +7,36 @@ import Logging
 import Synchronization
 import WebImageHTTP
 
-/// The coordination state of an ``ImageDownloader``: coalescing, the queue, slots, callers.
+/// The coordination state of an ``ImageDownloader``: coalescing, the queue, slots.
 ///
-/// Each download's callers follow the rules of all shared work (``SharedWorkWaiters``, as the
-/// pipeline's stages and the cache's reads do through ``SharedWork``): the download is queued at
-/// the highest priority among its callers, a late joiner is first replayed the last response
-/// and progress, and the download is cancelled when its last caller leaves. The waiters live
-/// under the same lock as the queue, so joining a download costs one lock, and events go from
-/// the connection's event loop straight to the callers, with no task or stream in between.
+/// Requests for the same download (``DownloadKey``) join one ``SharedWork``, as the pipeline's
+/// stages and the cache's reads do: the download is queued at the highest priority among its
+/// callers, a late joiner is first replayed the last response and progress, and the download
+/// is cancelled when its last caller leaves. Callers join with callback sinks
+/// (``SharedWorkSink/download(_:)`` and ``SharedWorkSink/download(progress:completion:)``), so
+/// events go from the connection's event loop straight to them, with no task or stream in
+/// between. This type keeps only the queue: which downloads wait, which run, in which slot.
 ///
-/// Everything lives in one lock-protected ``State``. Rules that keep it deadlock-free:
-/// events are yielded to callers' streams under the lock (so a caller joining late never sees
-/// them out of order), but streams are *finished*, tasks started or cancelled and user closures
-/// (response modifiers, a handler caller's progress and completion) called only after the lock
-/// is released, because finishing a stream runs its `onTermination`, which
-/// re-enters here, and starting a task can wake a thread with a system call.
+/// The queue lives in one lock-protected ``State``. Tasks are started or cancelled and user
+/// closures called only after the lock is released: starting a task can wake a thread with a
+/// system call, and a closure may come back in here. The coordinator's lock may be held while
+/// a work's lock is taken (to read its priority), never the other way round.
 final class DownloadCoordinator: Sendable {
-    struct Caller {
-        var sink: DownloadCallerSink
-        var responseModifier: DownloadResponseModifier?
-        /// Whether `.response` and `.progress` events go to this caller.
-        var reportsProgress: Bool
-
-        /// Whether `event` goes to this caller.
-        func wants(_ event: ImageLoadEvent) -> Bool {
-            switch event {
-            case .response, .progress: reportsProgress
-            case .partialData, .completed, .notModified: true
-            }
-        }
-    }
-
     enum Phase { case queued, running }
 
-    /// Set (under the coordinator's lock) once a caller that reports progress joins a download;
-    /// until then the download's progress events are dropped where they arise, without taking
-    /// the lock for each chunk. A progress event that raced a joiner counts as before the join.
-    final class ProgressGate: Sendable {
-        private let wanted = Atomic(false)
-        var isOpen: Bool { wanted.load(ordering: .acquiring) }
-        func open() { wanted.store(true, ordering: .releasing) }
-    }
-
     struct Download {
-        let id: Int
-        let key: DownloadKey
         let request: ImageLoadRequest
         let usesSlot: Bool
+        /// The callers' shared work: it ends when the download does.
+        let work: SharedWork<DownloadOutcome>
         var phase: Phase = .queued
-        /// The callers, by caller id; replay slot 0 keeps the last response, slot 1 the last progress.
-        var waiters: SharedWorkWaiters<Caller, ImageLoadEvent>
         /// How to stop the download once it runs (see ``DownloadTaskSlot``).
         let task = DownloadTaskSlot()
-        /// Whether any caller has asked for progress.
-        let progressWanted = ProgressGate()
         var startedAt: ContinuousClock.Instant?
     }
 
     struct State {
         var downloads: [Int: Download] = [:]
-        var byKey: [DownloadKey: Int] = [:]
-        var downloadOfCaller: [Int: Int] = [:]
         var runningSlots = 0
         var suspended = false
         /// Queued slot-taking downloads.
@@ -78,9 +47,10 @@ final class DownloadCoordinator: Sendable {
     /// Work to do once the lock is released.
     typealias Effects = [@Sendable () -> Void]
 
-    // All coordination state: see the type's comment for the locking rules.
+    // The queue: see the type's comment for the locking rules.
     private let state = Locked(State())
-    private let callerIDs = Atomic<Int>(0)
+    // The running downloads by key, which a request for the same download joins.
+    private let works = SharedWorkPool<DownloadKey>()
     // Observers of `events()`, by subscription number.
     private let subscribers = Locked([Int: AsyncStream<DownloaderEvent>.Continuation]())
     private let subscriberIDs = Atomic<Int>(0)
@@ -121,35 +91,36 @@ final class DownloadCoordinator: Sendable {
 
     func download(_ original: ImageLoadRequest, options: DownloadOptions) -> DownloadToken {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
-        let callerID = callerIDs.add(1, ordering: .relaxed).newValue
-        continuation.onTermination = { [self] termination in
-            if case .cancelled = termination { detach(callerID: callerID, error: .cancelled) }
+        let sink = SharedWorkSink<DownloadOutcome>.download(continuation, options: options)
+        let (url, waiter) = enqueue(original, options: options, sink: sink)
+        // Set once the caller has a place; no one can end the stream before it is returned.
+        if let waiter {
+            continuation.onTermination = { termination in
+                if case .cancelled = termination { waiter.cancel() }
+            }
         }
-        let url = enqueue(original, options: options, callerID: callerID, sink: .stream(continuation),
-                          reportsProgress: options.reportsProgress)
-        return DownloadToken(events: stream, url: url, coordinator: self, callerID: callerID)
+        return DownloadToken(events: stream, url: url, waiter: waiter)
     }
 
     func download(_ original: ImageLoadRequest, options: DownloadOptions,
                   progress: (@Sendable (Int64, Int64?) -> Void)?,
                   completion: @escaping @Sendable (Result<DownloadOutcome, WebImageError>) -> Void) -> DownloadToken {
-        let callerID = callerIDs.add(1, ordering: .relaxed).newValue
-        let url = enqueue(original, options: options, callerID: callerID,
-                          sink: .handlers(progress: progress, completion: completion), reportsProgress: progress != nil)
+        let sink = SharedWorkSink<DownloadOutcome>.download(options: options, progress: progress, completion: completion)
+        let (url, waiter) = enqueue(original, options: options, sink: sink)
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
         continuation.finish()
-        return DownloadToken(events: stream, url: url, coordinator: self, callerID: callerID)
+        return DownloadToken(events: stream, url: url, waiter: waiter)
     }
 
-    /// Starts or joins the download of `original` for the caller `callerID`, whose events go to
-    /// `sink`; returns the URL after the request modifiers. A request refused before it starts
-    /// finishes the sink at once.
-    private func enqueue(_ original: ImageLoadRequest, options: DownloadOptions, callerID: Int,
-                         sink: DownloadCallerSink, reportsProgress: Bool) -> URL {
+    /// Starts or joins the download of `original` for a caller whose events go to `sink`;
+    /// returns the URL after the request modifiers and the caller's place (`nil` for a request
+    /// refused before it starts, whose sink is finished at once).
+    private func enqueue(_ original: ImageLoadRequest, options: DownloadOptions,
+                         sink: SharedWorkSink<DownloadOutcome>) -> (URL, SharedWorkWaiter<DownloadOutcome>?) {
         var request = original
         for modifier in [configuration.requestModifier, options.requestModifier].compactMap({ $0 }) {
             guard let modified = modifier(request) else {
-                return refuse(request.url, .rejected("request modifier vetoed \(request.url.absoluteString)"), sink: sink)
+                return (refuse(request.url, .rejected("request modifier vetoed \(request.url.absoluteString)"), sink: sink), nil)
             }
             request = modified
         }
@@ -159,34 +130,34 @@ final class DownloadCoordinator: Sendable {
         switch request.url.scheme?.lowercased() {
         case "http", "https": usesSlot = true
         case "file", "data": usesSlot = false
-        default: return refuse(request.url, .invalidURL(request.url.absoluteString), sink: sink)
+        default: return (refuse(request.url, .invalidURL(request.url.absoluteString), sink: sink), nil)
         }
 
-        let key = DownloadKey(request)
-        let caller = Caller(sink: sink, responseModifier: options.responseModifier, reportsProgress: reportsProgress)
+        let (waiter, isNew) = works.join(key: DownloadKey(request), priority: request.priority, sink: sink) { work in
+            begin(work, request, usesSlot: usesSlot)
+        }
+        if !isNew {
+            metrics.coalescedJoins.increment()
+            logger.trace("joined running download", metadata: ["url": "\(request.url)"])
+        }
+        return (request.url, waiter)
+    }
+
+    /// Fails a caller whose request never started.
+    private func refuse(_ url: URL, _ error: WebImageError, sink: SharedWorkSink<DownloadOutcome>) -> URL {
+        sink.finish(.failure(error))
+        metrics.failure(error)
+        emit(.failed(url, error))
+        return url
+    }
+
+    /// Queues a new download (or starts it, for file and data URLs) and ties it to its callers' work.
+    private func begin(_ work: SharedWork<DownloadOutcome>, _ request: ImageLoadRequest, usesSlot: Bool) {
         var effects: Effects = []
-        let joined = state.withLock { state -> Bool in
-            if let id = state.byKey[key], let progressWanted = state.downloads[id]?.progressWanted {
-                if caller.reportsProgress { progressWanted.open() }
-                guard let join = state.downloads[id]?.waiters.join(callerID, priority: request.priority, sink: caller) else { return true }
-                state.downloadOfCaller[callerID] = id
-                if let raised = join.raised { requeue(id, at: raised, in: &state) }
-                // A late joiner first gets what the others already saw, then every later event.
-                // (Not a handler caller: its closure would run under the lock, and racing the
-                // download's next event could make its progress go back.)
-                guard case .stream = sink, caller.reportsProgress else { return true }
-                for event in join.replay { sink.yield(event) }
-                return true
-            }
+        let id = state.withLock { state -> Int in
             let id = state.nextDownloadID
             state.nextDownloadID += 1
-            var download = Download(id: id, key: key, request: request, usesSlot: usesSlot,
-                                    waiters: SharedWorkWaiters(priority: request.priority, replaySlots: 2))
-            _ = download.waiters.join(callerID, priority: request.priority, sink: caller)
-            if caller.reportsProgress { download.progressWanted.open() }
-            state.downloads[id] = download
-            state.byKey[key] = id
-            state.downloadOfCaller[callerID] = id
+            state.downloads[id] = Download(request: request, usesSlot: usesSlot, work: work)
             if usesSlot {
                 state.queue.append(id, priority: request.priority)
                 pump(&state, effects: &effects)
@@ -194,56 +165,32 @@ final class DownloadCoordinator: Sendable {
                 // File and data URLs are local and cheap: they take no slot and ignore suspension.
                 start(id, in: &state, effects: &effects)
             }
-            return false
+            return id
         }
-        for effect in effects { effect() }
-        if joined {
-            metrics.coalescedJoins.increment()
-            logger.trace("joined running download", metadata: ["url": "\(request.url)"])
-        }
-        return request.url
-    }
-
-    /// Fails a caller whose request never started.
-    private func refuse(_ url: URL, _ error: WebImageError, sink: DownloadCallerSink) -> URL {
-        sink.finish(error)
-        metrics.failure(error)
-        emit(.failed(url, error))
-        return url
-    }
-
-    /// Removes one caller; the download is cancelled when it was the last.
-    func detach(callerID: Int, error: WebImageError) {
-        var effects: Effects = []
-        let caller = state.withLock { state -> Caller? in
-            guard let id = state.downloadOfCaller.removeValue(forKey: callerID),
-                  let departure = state.downloads[id]?.waiters.leave(callerID) else { return nil }
-            switch departure {
-            case .last(let caller):
-                removeDownload(id, in: &state, effects: &effects, cancelled: true)
-                pump(&state, effects: &effects)
-                return caller
-            case .left(let caller, let lowered):
-                if let lowered { requeue(id, at: lowered, in: &state) }
-                return caller
-            }
-        }
-        caller?.sink.finish(error)
+        work.onPriorityChange { [weak self] _ in self?.requeue(id) }
+        work.onStop { [weak self] in self?.cancel(id) }
+        // A caller may have joined, and raised the priority, before the handler was there.
+        requeue(id)
         for effect in effects { effect() }
     }
 
-    func setPriority(_ priority: LoadPriority, callerID: Int) {
+    /// Moves a queued download to its callers' highest priority now (a running one has left the
+    /// queue). Reads the priority under the lock, so changes that race leave the latest.
+    private func requeue(_ id: Int) {
         state.withLock { state in
-            guard let id = state.downloadOfCaller[callerID],
-                  let changed = state.downloads[id]?.waiters.setPriority(priority, of: callerID) else { return }
-            requeue(id, at: changed, in: &state)
+            guard state.queue.contains(id), let work = state.downloads[id]?.work else { return }
+            state.queue.setPriority(work.priority, of: id)
         }
     }
 
-    /// Moves a queued download to its callers' new highest priority (a running one has left
-    /// the queue). Call with the lock held.
-    private func requeue(_ id: Int, at priority: LoadPriority, in state: inout State) {
-        if state.queue.contains(id) { state.queue.setPriority(priority, of: id) }
+    /// The download's last caller left: forget and stop it.
+    private func cancel(_ id: Int) {
+        var effects: Effects = []
+        state.withLock { state in
+            removeDownload(id, in: &state, effects: &effects, cancelled: true)
+            pump(&state, effects: &effects)
+        }
+        for effect in effects { effect() }
     }
 
     // MARK: Queue
@@ -267,14 +214,14 @@ final class DownloadCoordinator: Sendable {
 
     func cancelAll() {
         var effects: Effects = []
-        let callers = state.withLock { state -> [Caller] in
-            let callers = state.downloads.values.flatMap { $0.waiters.waiters.values.map(\.sink) }
+        let works = state.withLock { state -> [SharedWork<DownloadOutcome>] in
+            let works = state.downloads.values.map(\.work)
             for id in Array(state.downloads.keys) {
                 removeDownload(id, in: &state, effects: &effects, cancelled: true)
             }
-            return callers
+            return works
         }
-        for caller in callers { caller.sink.finish(.cancelled) }
+        for work in works { work.finish(.failure(WebImageError.cancelled)) }
         for effect in effects { effect() }
     }
 
@@ -296,16 +243,14 @@ final class DownloadCoordinator: Sendable {
         guard let download = state.downloads[id] else { return }
         state.downloads[id]?.phase = .running
         state.downloads[id]?.startedAt = .now
-        let request = download.request, slot = download.task, progress = download.progressWanted
-        effects.append { [self] in run(id, request, in: slot, progress: progress) }
+        let request = download.request, slot = download.task, work = download.work
+        effects.append { [self] in run(id, request, in: slot, work: work) }
     }
 
     /// Forgets a download; cancels its task. Call with the lock held; `effects` run after unlocking.
     private func removeDownload(_ id: Int, in state: inout State, effects: inout Effects, cancelled: Bool) {
         guard let download = state.downloads.removeValue(forKey: id) else { return }
-        if state.byKey[download.key] == id { state.byKey[download.key] = nil }
         if download.phase == .queued { state.queue.remove(id) }
-        for callerID in download.waiters.waiters.keys { state.downloadOfCaller[callerID] = nil }
         if download.phase == .running && download.usesSlot { state.runningSlots -= 1 }
         if cancelled {
             let slot = download.task
@@ -321,7 +266,7 @@ final class DownloadCoordinator: Sendable {
 
     // MARK: Network task
 
-    private func run(_ id: Int, _ request: ImageLoadRequest, in slot: DownloadTaskSlot, progress: ProgressGate) {
+    private func run(_ id: Int, _ request: ImageLoadRequest, in slot: DownloadTaskSlot, work: SharedWork<DownloadOutcome>) {
         let url = request.url
         metrics.requests.increment()
         emit(.started(url))
@@ -331,7 +276,7 @@ final class DownloadCoordinator: Sendable {
             slot.start { [self] in
                 do {
                     let stream = url.isFileURL ? file.load(request) : dataURLs.load(request)
-                    for try await event in stream { try handle(event, of: id, progress: progress) }
+                    for try await event in stream { try handle(event, of: id, work: work) }
                     ended(id, .failure(Task.isCancelled ? .cancelled : .connectionFailed("load ended without a result")))
                 } catch {
                     ended(id, .failure(.fromLoading(error)))
@@ -340,7 +285,7 @@ final class DownloadCoordinator: Sendable {
         default:
             // Events go from the connection's event loop straight to the callers: no task, no stream.
             let transfer = http.makeTransfer(request, hooks: httpHooks) { [self] event in
-                try handle(event, of: id, progress: progress)
+                try handle(event, of: id, work: work)
             }
             slot.attach { transfer.cancel() }
             transfer.start { [self] result in ended(id, result) }
@@ -359,71 +304,28 @@ final class DownloadCoordinator: Sendable {
     }
 
     /// Passes one loader event on to the download's callers; the final event completes it.
-    private func handle(_ event: ImageLoadEvent, of id: Int, progress: ProgressGate) throws {
+    private func handle(_ event: ImageLoadEvent, of id: Int, work: SharedWork<DownloadOutcome>) throws {
         switch event {
         case .response(let response):
-            try accept(response, id)
-        case .progress(let received, let expected):
-            guard progress.isOpen else { return }
-            deliver(event, to: id) { $0.waiters.remember(event, slot: 1) }
-        case .partialData:
-            deliver(event, to: id) { _ in }
-        case .completed(let data, _):
-            metrics.bytes.increment(by: Int64(data.count))
-            complete(id, .success(event), bytes: data.count)
-        case .notModified:
-            complete(id, .success(event), bytes: 0)
-        }
-    }
-
-    private func accept(_ response: ImageLoadResponse, _ id: Int) throws {
-        if let modifier = configuration.responseModifier, !modifier(response) {
-            throw WebImageError.rejected("response modifier rejected \(response.url.absoluteString)")
-        }
-        // Callers' response modifiers run before anyone gets the response, outside the lock. Most
-        // downloads have none: then one locked step records and delivers it.
-        let modifiers = state.withLock { state -> [(Int, DownloadResponseModifier)] in
-            guard var download = state.downloads.removeValue(forKey: id) else { return [] }
-            let modifiers = download.waiters.waiters.compactMap { entry in entry.value.sink.responseModifier.map { (entry.key, $0) } }
-            // Handlers take no `.response` event: nothing is left to call after the lock.
-            if modifiers.isEmpty { _ = Self.deliver(.response(response), in: &download) { $0.waiters.remember(.response(response), slot: 0) } }
-            state.downloads[id] = download
-            return modifiers
-        }
-        if !modifiers.isEmpty {
-            for (callerID, modifier) in modifiers where !modifier(response) {
-                detach(callerID: callerID, error: .rejected("response modifier rejected \(response.url.absoluteString)"))
+            if let modifier = configuration.responseModifier, !modifier(response) {
+                throw WebImageError.rejected("response modifier rejected \(response.url.absoluteString)")
             }
-            deliver(.response(response), to: id) { $0.waiters.remember(.response(response), slot: 0) }
+            // Callers' response modifiers run before anyone gets the response.
+            work.send(response: response, rejection: .rejected("response modifier rejected \(response.url.absoluteString)"))
+            emit(.responseReceived(response.url, statusCode: response.statusCode))
+        case .progress(let received, let expected):
+            work.send(.progress(received: received, expected: expected))
+        case .partialData(let data):
+            work.send(.partialData(data))
+        case .completed(let data, let response):
+            metrics.bytes.increment(by: Int64(data.count))
+            complete(id, .success(.data(data, response)), bytes: data.count)
+        case .notModified(let response):
+            complete(id, .success(.notModified(response)), bytes: 0)
         }
-        emit(.responseReceived(response.url, statusCode: response.statusCode))
     }
 
-    private func deliver(_ event: ImageLoadEvent, to id: Int, update: (inout Download) -> Void) {
-        let handlers = state.withLock { state -> [DownloadCallerSink] in
-            // Taken out and put back so the update mutates in place (no copy of the callers).
-            guard var download = state.downloads.removeValue(forKey: id) else { return [] }
-            let handlers = Self.deliver(event, in: &download, update: update)
-            state.downloads[id] = download
-            return handlers
-        }
-        for handler in handlers { handler.yield(event) }
-    }
-
-    /// Updates `download` and yields `event` to its stream callers that want it; returns its
-    /// handler callers that want it, whose closures must run after the lock is released. Call
-    /// with the lock held.
-    private static func deliver(_ event: ImageLoadEvent, in download: inout Download,
-                                update: (inout Download) -> Void) -> [DownloadCallerSink] {
-        update(&download)
-        var handlers: [DownloadCallerSink] = []
-        for caller in download.waiters.waiters.values.lazy.map(\.sink) where caller.wants(event) {
-            if case .stream = caller.sink { caller.sink.yield(event) } else { handlers.append(caller.sink) }
-        }
-        return handlers
-    }
-
-    private func complete(_ id: Int, _ result: Result<ImageLoadEvent, WebImageError>, bytes: Int) {
+    private func complete(_ id: Int, _ result: Result<DownloadOutcome, WebImageError>, bytes: Int) {
         var effects: Effects = []
         let finished = state.withLock { state -> Download? in
             guard let download = state.downloads[id] else { return nil }
@@ -434,15 +336,7 @@ final class DownloadCoordinator: Sendable {
         // The next queued download starts before this one's callers hear of it.
         for effect in effects { effect() }
         guard let download = finished else { return }
-        for caller in download.waiters.waiters.values.lazy.map(\.sink) {
-            switch result {
-            case .success(let event):
-                caller.sink.yield(event)
-                caller.sink.finish(nil)
-            case .failure(let error):
-                caller.sink.finish(error)
-            }
-        }
+        download.work.finish(result.mapError { $0 })
         let url = download.request.url
         if let startedAt = download.startedAt {
             metrics.duration.recordNanoseconds(Int64((ContinuousClock.now - startedAt) / .nanoseconds(1)))

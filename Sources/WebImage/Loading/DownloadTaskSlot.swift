@@ -4,7 +4,8 @@
 ///
 /// The coordinator marks a download running under its lock but starts the work after releasing
 /// it, so a cancel can come before the work exists: the slot remembers it and stops the work
-/// the moment it is attached.
+/// the moment it is attached. ``SharedWork`` keeps how to stop its work in one too: a last
+/// waiter can leave before the work is started.
 final class DownloadTaskSlot: Sendable {
     private struct State {
         var stop: (@Sendable () -> Void)?

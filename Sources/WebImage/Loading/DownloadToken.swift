@@ -14,17 +14,17 @@ extension ImageDownloader {
         public let events: AsyncThrowingStream<ImageLoadEvent, any Error>
         /// The URL requested (after the request modifiers).
         public let url: URL
-        let coordinator: DownloadCoordinator?
-        let callerID: Int
+        /// This caller's place in the download's shared work; `nil` for a request refused before it started.
+        let waiter: SharedWorkWaiter<DownloadOutcome>?
 
         /// Detaches this caller; its stream finishes with ``WebImageError/cancelled``.
         public func cancel() {
-            coordinator?.detach(callerID: callerID, error: .cancelled)
+            waiter?.cancel()
         }
 
         /// Changes this caller's priority; a queued download runs at the highest priority of its callers.
         public func setPriority(_ priority: LoadPriority) {
-            coordinator?.setPriority(priority, callerID: callerID)
+            waiter?.setPriority(priority)
         }
     }
 }

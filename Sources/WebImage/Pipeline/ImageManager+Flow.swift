@@ -64,7 +64,7 @@ extension ImageManager {
                 switch event {
                 case .progress(let received, let expected): task.emit(.progress(received: received, expected: expected))
                 case .partialImage(let image): task.emit(.partialImage(image))
-                case .partialData, .value: break
+                case .response, .partialData, .value: break
                 }
             }
         } onCancel: {

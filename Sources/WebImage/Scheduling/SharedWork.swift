@@ -3,40 +3,56 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 
 /// What a piece of shared work tells the callers waiting for it.
 enum SharedWorkEvent<Value: Sendable>: Sendable {
+    case response(ImageLoadResponse)
     case progress(received: Int64, expected: Int64?)
     case partialData(Data)
     case partialImage(DecodedImage)
     case value(Value)
 }
 
-/// One piece of work (fetch the bytes of a URL, decode them, apply a transform prefix, read a
-/// cache entry) that every caller asking for the same key joins instead of repeating.
+/// One piece of work (download a URL, fetch its bytes for the pipeline, decode them, apply a
+/// transform prefix, read a cache entry) that every caller asking for the same key joins
+/// instead of repeating.
 ///
 /// The rules are ``SharedWorkWaiters``'s: the work runs once, at the highest priority of the
-/// waiters still there; a late joiner first gets the last progress seen, then every later
-/// event; when the last waiter leaves before the end, the work is cancelled; the result goes to
-/// every waiter. This type adds the lock, the task and each waiter's event stream. The lock
-/// guards the waiter table only; no continuation or handler is called while it is held (a
-/// continuation's termination handler comes back into ``detach(_:)``).
+/// waiters still there; a late joiner first gets the last response and progress seen, then
+/// every later event; when the last waiter leaves before the end, the work is stopped; the
+/// result goes to every waiter. This type adds the lock, the stop action and the waiters'
+/// sinks: callbacks (``join(priority:sink:)``, no task or stream per waiter: the downloader's
+/// callers) or an event stream (``join(priority:)``: the pipeline's stages, the cache's reads).
+/// The work runs as a task of its own (``start(_:)``) or elsewhere (``onStop(_:)`` and
+/// ``finish(_:)``: the downloader's queue and the connection's event loop).
+///
+/// The lock guards the waiter table; only ordered sinks (a continuation's yield) are called
+/// while it is held. Sinks finish, and handlers run, after it is released (a stream's
+/// termination handler comes back into ``leave(_:error:)``).
 final class SharedWork<Value: Sendable>: Sendable {
-    typealias Continuation = AsyncThrowingStream<SharedWorkEvent<Value>, any Error>.Continuation
+    typealias Sink = SharedWorkSink<Value>
+    typealias Event = SharedWorkEvent<Value>
 
     private struct State {
-        var waiters: SharedWorkWaiters<Continuation, SharedWorkEvent<Value>>
+        /// Replay slot 0 keeps the last response, slot 1 the last progress.
+        var waiters: SharedWorkWaiters<Sink, Event>
         var nextID = 0
         var finished = false
-        var task: Task<Void, Never>?
         var priorityHandler: (@Sendable (LoadPriority) -> Void)?
     }
 
     private let state: Locked<State>
+    /// How to stop the work when the last waiter leaves, remembered if that comes first.
+    private let stopper = DownloadTaskSlot()
+    /// Set once a waiter that wants progress joins: until then progress is dropped where it
+    /// arises, without taking the lock for each chunk. A progress event that raced a joiner
+    /// counts as before the join.
+    private let progressWanted = Atomic(false)
     private let onEnd: @Sendable (SharedWork<Value>) -> Void
 
     init(priority: LoadPriority, onEnd: @escaping @Sendable (SharedWork<Value>) -> Void = { _ in }) {
-        self.state = Locked(State(waiters: SharedWorkWaiters(priority: priority)))
+        self.state = Locked(State(waiters: SharedWorkWaiters(priority: priority, replaySlots: 2)))
         self.onEnd = onEnd
     }
 
@@ -46,27 +62,48 @@ final class SharedWork<Value: Sendable>: Sendable {
     /// How many callers wait.
     var waiterCount: Int { state.withLock { $0.waiters.count } }
 
-    /// Adds a waiter, or returns `nil` when the work already ended.
-    func join(priority: LoadPriority) -> SharedWorkSubscription<Value>? {
-        let (stream, continuation) = AsyncThrowingStream<SharedWorkEvent<Value>, any Error>.makeStream()
-        let joined: (id: Int, replay: [SharedWorkEvent<Value>], raised: LoadPriority?)? = state.withLock { state in
+    /// Whether any waiter has asked for progress (so that it is worth sending).
+    var wantsProgress: Bool { progressWanted.load(ordering: .acquiring) }
+
+    /// Adds a waiter whose events go to `sink`, or returns `nil` when the work already ended.
+    /// An ordered sink is first replayed what a late joiner is owed.
+    func join(priority: LoadPriority, sink: Sink) -> SharedWorkWaiter<Value>? {
+        let joined: (id: Int, raised: LoadPriority?)? = state.withLock { state in
             guard !state.finished else { return nil }
             let id = state.nextID
             state.nextID += 1
-            let (replay, raised) = state.waiters.join(id, priority: priority, sink: continuation)
+            if sink.wantsProgress { progressWanted.store(true, ordering: .releasing) }
+            let (replay, raised) = state.waiters.join(id, priority: priority, sink: sink)
+            if sink.ordered {
+                for event in replay where sink.wants(event) { sink.receive(event) }
+            }
             // Before the work registers its handler, a raise reaches no one: it starts at the new priority.
-            return (id, replay, raised)
+            return (id, raised)
         }
         guard let joined else { return nil }
-        continuation.onTermination = { [weak self] _ in self?.detach(joined.id) }
-        for event in joined.replay { continuation.yield(event) }
         if let raised = joined.raised { notifyPriority(raised) }
-        return SharedWorkSubscription(events: stream, work: self, id: joined.id)
+        return SharedWorkWaiter(work: self, id: joined.id)
     }
 
-    /// Starts the work; called once, right after the first waiter joined.
+    /// Adds a waiter with an event stream of its own, or returns `nil` when the work already ended.
+    func join(priority: LoadPriority) -> SharedWorkSubscription<Value>? {
+        let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream()
+        let sink = Sink(ordered: true, receive: { continuation.yield($0) }, finish: { result in
+            switch result {
+            case .success(let value):
+                continuation.yield(.value(value))
+                continuation.finish()
+            case .failure(let error):
+                continuation.finish(throwing: error)
+            }
+        })
+        guard let waiter = join(priority: priority, sink: sink) else { return nil }
+        continuation.onTermination = { [weak self, id = waiter.id] _ in self?.leave(id) }
+        return SharedWorkSubscription(events: stream, waiter: waiter)
+    }
+
+    /// Starts the work as a task of its own; called once, right after the first waiter joined.
     func start(_ work: @escaping @Sendable (SharedWork<Value>) async throws -> Value) {
-        let priority = self.priority
         let task = Task.detached(priority: priority.taskPriority) { [self] in
             do {
                 finish(.success(try await work(self)))
@@ -74,24 +111,40 @@ final class SharedWork<Value: Sendable>: Sendable {
                 finish(.failure(error))
             }
         }
-        let cancelNow = state.withLock { state -> Bool in
-            state.task = task
-            return state.finished
-        }
-        if cancelNow { task.cancel() }
+        onStop { task.cancel() }
     }
 
-    /// Sends a progress or partial event to every waiter.
-    func send(_ event: SharedWorkEvent<Value>) {
-        let continuations = state.withLock { state -> [Continuation] in
-            if case .progress = event { state.waiters.remember(event) }
-            return state.waiters.waiters.values.map(\.sink)
+    /// Registers how to stop work that runs elsewhere and ends with ``finish(_:)``: `stop` runs
+    /// once when the last waiter leaves first, at once if that already happened.
+    func onStop(_ stop: @escaping @Sendable () -> Void) {
+        stopper.attach(stop)
+    }
+
+    /// Sends a progress or partial event to every waiter that wants it.
+    func send(_ event: Event) {
+        if case .progress = event, !wantsProgress { return }
+        let later = state.withLock { state in Self.deliver(event, in: &state) }
+        for sink in later { sink.receive(event) }
+    }
+
+    /// Sends a response, first asking the waiters that screen responses (``SharedWorkSink/accepts``):
+    /// one that refuses it leaves, its sink finished with `rejection`. Most works have none:
+    /// then one locked step records and delivers it.
+    func send(response: ImageLoadResponse, rejection: @autoclosure () -> WebImageError) {
+        let event = Event.response(response)
+        let (screens, later) = state.withLock { state -> ([(Int, @Sendable (ImageLoadResponse) -> Bool)], [Sink]) in
+            let screens = state.waiters.waiters.compactMap { entry in entry.value.sink.accepts.map { (entry.key, $0) } }
+            guard screens.isEmpty else { return (screens, []) }
+            return ([], Self.deliver(event, in: &state))
         }
-        for continuation in continuations { continuation.yield(event) }
+        for sink in later { sink.receive(event) }
+        guard !screens.isEmpty else { return }
+        for (id, accepts) in screens where !accepts(response) { leave(id, error: rejection()) }
+        send(event)
     }
 
     /// Registers the work's reaction to priority changes (forwarding to upstream work, the
-    /// download token or the work queue).
+    /// download's place in the queue or the work queue).
     func onPriorityChange(_ handler: @escaping @Sendable (LoadPriority) -> Void) {
         state.withLock { $0.priorityHandler = handler }
     }
@@ -105,42 +158,52 @@ final class SharedWork<Value: Sendable>: Sendable {
         if let changed { notifyPriority(changed) }
     }
 
-    /// Removes a waiter (its stream ends with ``WebImageError/cancelled``); the work is
-    /// cancelled when no one is left.
-    func detach(_ id: Int) {
-        let outcome: (departure: SharedWorkWaiters<Continuation, SharedWorkEvent<Value>>.Departure, task: Task<Void, Never>?)? = state.withLock { state in
+    /// Removes a waiter (its sink finishes with `error`); the work is stopped when no one is left.
+    func leave(_ id: Int, error: any Error = WebImageError.cancelled) {
+        let departure: SharedWorkWaiters<Sink, Event>.Departure? = state.withLock { state in
             guard !state.finished, let departure = state.waiters.leave(id) else { return nil }
             if case .last = departure { state.finished = true }
-            return (departure, state.task)
+            return departure
         }
-        guard let outcome else { return }
-        switch outcome.departure {
-        case .last(let continuation):
-            continuation.finish(throwing: WebImageError.cancelled)
-            outcome.task?.cancel()
+        switch departure {
+        case nil:
+            return
+        case .last(let sink):
+            sink.finish(.failure(error))
+            stopper.cancel()
             onEnd(self)
-        case .left(let continuation, let lowered):
-            continuation.finish(throwing: WebImageError.cancelled)
+        case .left(let sink, let lowered):
+            sink.finish(.failure(error))
             if let lowered { notifyPriority(lowered) }
         }
     }
 
-    private func finish(_ result: Result<Value, any Error>) {
-        let continuations = state.withLock { state -> [Continuation] in
-            guard !state.finished else { return [] }
+    /// Ends the work: `result` goes to every waiter. Later calls do nothing.
+    func finish(_ result: Result<Value, any Error>) {
+        let sinks: [Sink]? = state.withLock { state in
+            guard !state.finished else { return nil }
             state.finished = true
             return state.waiters.removeAll()
         }
+        guard let sinks else { return }
         onEnd(self)
-        for continuation in continuations {
-            switch result {
-            case .success(let value):
-                continuation.yield(.value(value))
-                continuation.finish()
-            case .failure(let error):
-                continuation.finish(throwing: error)
-            }
+        for sink in sinks { sink.finish(result) }
+    }
+
+    /// Remembers `event` for late joiners and gives it to the ordered sinks that want it; returns
+    /// the other sinks that want it, to call after the lock is released. Call with the lock held.
+    private static func deliver(_ event: Event, in state: inout State) -> [Sink] {
+        guard !state.finished else { return [] }
+        switch event {
+        case .response: state.waiters.remember(event, slot: 0)
+        case .progress: state.waiters.remember(event, slot: 1)
+        case .partialData, .partialImage, .value: break
         }
+        var later: [Sink] = []
+        for sink in state.waiters.waiters.values.lazy.map(\.sink) where sink.wants(event) {
+            if sink.ordered { sink.receive(event) } else { later.append(sink) }
+        }
+        return later
     }
 
     private func notifyPriority(_ priority: LoadPriority) {
@@ -149,15 +212,16 @@ final class SharedWork<Value: Sendable>: Sendable {
     }
 }
 
-/// One caller's place in a ``SharedWork``.
+/// One caller's place in a ``SharedWork``, with its own event stream.
 struct SharedWorkSubscription<Value: Sendable>: Sendable {
     /// This waiter's events: progress, partial results, then the value or an error.
     let events: AsyncThrowingStream<SharedWorkEvent<Value>, any Error>
-    let work: SharedWork<Value>
-    let id: Int
+    let waiter: SharedWorkWaiter<Value>
 
-    func setPriority(_ priority: LoadPriority) { work.setPriority(priority, waiter: id) }
-    func cancel() { work.detach(id) }
+    var work: SharedWork<Value> { waiter.work }
+
+    func setPriority(_ priority: LoadPriority) { waiter.setPriority(priority) }
+    func cancel() { waiter.cancel() }
 
     /// Waits for the value, passing progress and partial events to `forward`.
     func value(forwarding forward: (SharedWorkEvent<Value>) -> Void = { _ in }) async throws -> Value {
@@ -169,7 +233,7 @@ struct SharedWorkSubscription<Value: Sendable>: Sendable {
         } catch is CancellationError {
             throw WebImageError.cancelled
         }
-        // The stream ends without a value only when this waiter was detached.
+        // The stream ends without a value only when this waiter left.
         throw WebImageError.cancelled
     }
 }

@@ -19,6 +19,26 @@ final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
     /// moment. Joined later, from the task, an upstream that ended in between would run again.
     func subscribe<Value: Sendable>(key: Key, priority: LoadPriority,
                                     prepare: (SharedWork<Value>) -> @Sendable (SharedWork<Value>) async throws -> Value) -> SharedWorkSubscription<Value> {
+        let (subscription, _) = enter(key: key, priority: priority,
+                                      join: { (shared: SharedWork<Value>) in shared.join(priority: priority) },
+                                      start: { (shared: SharedWork<Value>) in shared.start(prepare(shared)) })
+        return subscription
+    }
+
+    /// Joins the running work for `key` with a callback sink, or makes a new one, which `start`
+    /// sets running (the work then ends itself with ``SharedWork/finish(_:)``). `start` runs at
+    /// once, before this returns; `isNew` tells whether it ran.
+    func join<Value: Sendable>(key: Key, priority: LoadPriority, sink: SharedWorkSink<Value>,
+                               start: (SharedWork<Value>) -> Void) -> (waiter: SharedWorkWaiter<Value>, isNew: Bool) {
+        let (waiter, isNew) = enter(key: key, priority: priority, join: { $0.join(priority: priority, sink: sink) }, start: start)
+        return (waiter, isNew)
+    }
+
+    /// How many works are running.
+    var count: Int { works.withLock { $0.count } }
+
+    private func enter<Value: Sendable, Joined>(key: Key, priority: LoadPriority, join: (SharedWork<Value>) -> Joined?,
+                                                start: (SharedWork<Value>) -> Void) -> (joined: Joined, isNew: Bool) {
         while true {
             let (shared, isNew) = works.withLock { table -> (SharedWork<Value>, Bool) in
                 if let running = table[key] as? SharedWork<Value> { return (running, false) }
@@ -29,17 +49,14 @@ final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
                 return (shared, true)
             }
             // Work found in the table may end between the lookup and the join: look again.
-            guard let subscription = shared.join(priority: priority) else {
+            guard let joined = join(shared) else {
                 remove(key, shared)
                 continue
             }
-            if isNew { shared.start(prepare(shared)) }
-            return subscription
+            if isNew { start(shared) }
+            return (joined, isNew)
         }
     }
-
-    /// How many works are running.
-    var count: Int { works.withLock { $0.count } }
 
     private func remove<Value>(_ key: Key, _ shared: SharedWork<Value>) {
         works.withLock { table in

@@ -50,43 +50,20 @@ final class MarkerPartialCoder: ImageCoder {
 
 @Suite("Image binding hooks", .timeLimit(.minutes(1)))
 struct ImageBindingHooksTests {
-    private static func image(_ side: Int) -> DecodedImage {
-        DecodedImage(bitmap: try! Bitmap(width: side, height: side, filledWith: (0, 0, 0, 255)), hasAlpha: false)
-    }
-
-    @MainActor private func load(_ target: HookedTarget, _ url: URL?, failureImage: DecodedImage? = nil, options: ImageLoadOptions = [],
-                                 binding: ImageBinding, manager: ImageManager) async -> Result<ImageResult, WebImageError> {
-        await withCheckedContinuation { continuation in
-            binding.setImage(on: target, with: url, placeholder: Self.image(2), failureImage: failureImage, options: options,
-                             manager: manager, completion: { continuation.resume(returning: $0) })
-        }
-    }
-
-    @MainActor private func withServer(_ body: @MainActor (LoopbackServer) async throws -> Void) async throws {
-        let server = try await LoopbackServer.start()
-        do {
-            try await body(server)
-            try await server.shutdown()
-        } catch {
-            try? await server.shutdown()
-            throw error
-        }
-    }
-
     @MainActor @Test func aFailedLoadShowsTheFailureImage() async throws {
         try await withServer { server in
             let fixture = try ManagerFixture()
             let binding = ImageBinding()
             let target = HookedTarget()
-            let failure = await load(target, server.url("/missing.jpg"), failureImage: Self.image(3), binding: binding, manager: fixture.manager)
+            let failure = await bindingLoad(target, server.url("/missing.jpg"), failureImage: blackSquare(3), binding: binding, manager: fixture.manager)
             #expect(throws: WebImageError.httpStatus(404)) { try failure.get() }
             #expect(target.shown == ["2x2", "3x3"])
             let avoiding = HookedTarget()
-            _ = await load(avoiding, server.url("/missing.jpg"), failureImage: Self.image(3), options: [.avoidAutoSetImage, .retryFailed],
+            _ = await bindingLoad(avoiding, server.url("/missing.jpg"), failureImage: blackSquare(3), options: [.avoidAutoSetImage, .retryFailed],
                            binding: binding, manager: fixture.manager)
             #expect(avoiding.shown == ["2x2"], "avoidAutoSetImage leaves the failure to the completion")
             let nilURL = HookedTarget()
-            _ = await load(nilURL, nil, failureImage: Self.image(3), binding: binding, manager: fixture.manager)
+            _ = await bindingLoad(nilURL, nil, failureImage: blackSquare(3), binding: binding, manager: fixture.manager)
             #expect(nilURL.shown == ["2x2", "3x3"])
         }
     }
@@ -98,10 +75,10 @@ struct ImageBindingHooksTests {
             let binding = ImageBinding()
             let target = HookedTarget()
             target.imageTransition = .fade(duration: 0.3)
-            _ = await load(target, server.url("/t.jpg"), options: .waitStoreCache, binding: binding, manager: fixture.manager)
+            _ = await bindingLoad(target, server.url("/t.jpg"), options: .waitStoreCache, binding: binding, manager: fixture.manager)
             #expect(target.shown == ["2x2", "30x20"])
             #expect(target.transitions == [nil, ImageTransition(kind: .fade, duration: 0.3)])
-            _ = await load(target, server.url("/t.jpg"), binding: binding, manager: fixture.manager)
+            _ = await bindingLoad(target, server.url("/t.jpg"), binding: binding, manager: fixture.manager)
             #expect(target.shown.last == "30x20")
             #expect(target.transitions.last == .some(nil), "a memory hit shows at once")
         }
@@ -115,13 +92,13 @@ struct ImageBindingHooksTests {
             let fixture = try ManagerFixture()
             let binding = ImageBinding()
             let target = HookedTarget()
-            _ = await load(target, server.url("/i.jpg"), binding: binding, manager: fixture.manager)
+            _ = await bindingLoad(target, server.url("/i.jpg"), binding: binding, manager: fixture.manager)
             #expect(target.indicator.calls.first == "start" && target.indicator.calls.last == "stop")
             #expect(target.indicator.calls.filter { $0 != "progress" } == ["start", "stop"])
             // Replaced and failed loads stop it too.
             binding.setImage(on: target, with: server.url("/slow.jpg"), manager: fixture.manager)
             await server.waitForRequests(1, path: "/slow.jpg")
-            _ = await load(target, server.url("/missing.jpg"), binding: binding, manager: fixture.manager)
+            _ = await bindingLoad(target, server.url("/missing.jpg"), binding: binding, manager: fixture.manager)
             gate.open()
             #expect(target.indicator.calls.filter { $0 != "progress" } == ["start", "stop", "start", "stop", "start", "stop"])
         }
@@ -136,7 +113,7 @@ struct ImageBindingHooksTests {
             let binding = ImageBinding()
             let target = HookedTarget()
             #expect(binding.progress(on: target) == nil)
-            _ = await load(target, server.url("/p.jpg"), binding: binding, manager: fixture.manager)
+            _ = await bindingLoad(target, server.url("/p.jpg"), binding: binding, manager: fixture.manager)
             let received = target.progress.map(\.received)
             #expect(received.first == 0)
             #expect(received == received.sorted(), "progress only grows")
@@ -161,7 +138,7 @@ struct ImageBindingHooksTests {
                                        loader: ImageDownloader(configuration: ImageDownloaderConfiguration(timeout: .seconds(5))), coders: coders)
             let binding = ImageBinding()
             let target = HookedTarget()
-            let old = binding.setImage(on: target, with: server.url("/progressive.jpg"), placeholder: Self.image(2),
+            let old = binding.setImage(on: target, with: server.url("/progressive.jpg"), placeholder: blackSquare(2),
                                        options: .progressiveLoad, manager: manager)
             // Polls the main-actor target until the condition holds (bounded), as `waitUntil` does.
             let deadline = ContinuousClock.now + .seconds(10)
@@ -170,7 +147,7 @@ struct ImageBindingHooksTests {
             }
             #expect(target.shown.contains { $0.hasSuffix("x1") }, "a partial image shows")
             let partials = target.shown.filter { $0.hasSuffix("x1") }.count
-            _ = await load(target, server.url("/other.jpg"), binding: binding, manager: manager)
+            _ = await bindingLoad(target, server.url("/other.jpg"), binding: binding, manager: manager)
             #expect(old?.isCancelled == true)
             gate.open()
             _ = try? await old?.result
@@ -191,13 +168,13 @@ struct ImageBindingHooksTests {
                                        loader: ImageDownloader(configuration: ImageDownloaderConfiguration(timeout: .seconds(5))))
             let binding = ImageBinding()
             let target = HookedTarget()
-            let result = try await load(target, server.url("/a.png"), binding: binding, manager: manager).get()
+            let result = try await bindingLoad(target, server.url("/a.png"), binding: binding, manager: manager).get()
             let animation = try #require(result.image.animation, "an animated result is a lazy animation")
             #expect(animation.frameCount == 10)
             let player = try #require(target.players.last ?? nil)
             #expect(player.animation === animation && player.isPlaying)
             #expect(binding.animationPlayer(on: target) === player)
-            _ = await load(target, server.url("/still.jpg"), binding: binding, manager: manager)
+            _ = await bindingLoad(target, server.url("/still.jpg"), binding: binding, manager: manager)
             #expect(!player.isPlaying, "the old animation stopped")
             #expect(target.players.count == 2 && target.players.last! == nil)
             #expect(binding.animationPlayer(on: target) == nil)

@@ -148,26 +148,15 @@ import Testing
     @Test(.enabled(if: Corpus.isAvailable, Corpus.absentReason))
     func pixelLimitHoldsFromTheHeader() throws {
         let data = try Corpus.data("other/av1-avif/Link-U/kimono.avif") // 722×1024
-        #expect {
-            try AVIFCoder().decode(data, options: DecodeOptions(pixelLimit: 100_000))
-        } throws: { error in
-            guard case .tooLarge = error as? WebImageError else { return false }
-            return true
-        }
-        let scaled = try AVIFCoder().decode(data, options: DecodeOptions(pixelLimit: 400_000, scaleDownLargeImages: true))
-        #expect(scaled.width * scaled.height <= 400_000)
+        try expectPixelLimitHolds(AVIFCoder(), data, pixelLimit: 400_000)
     }
 
     /// Every prefix length class and some corrupted bytes: a typed error, never a crash.
     @Test(.enabled(if: Corpus.isAvailable, Corpus.absentReason))
     func hostileBytesGetTypedErrors() throws {
         let data = try Corpus.data("other/libavif/colors-animated-8bpc.avif")
-        for length in [12, 40, 100, 300, data.count / 2, data.count - 1] {
-            #expect(throws: WebImageError.self) { try AVIFCoder().decode(data.prefix(length), options: DecodeOptions()) }
-        }
-        var corrupted = try Corpus.data("other/av1-avif/Link-U/kimono.avif")
-        for offset in stride(from: 400, to: corrupted.count, by: 997) { corrupted[offset] ^= 0x5A }
-        _ = try? AVIFCoder().decode(corrupted, options: DecodeOptions())
+        expectHostileBytesFail(AVIFCoder(), truncating: data, at: [12, 40, 100, 300, data.count / 2, data.count - 1],
+                               corrupting: try Corpus.data("other/av1-avif/Link-U/kimono.avif"), from: 400, every: 997)
         #expect(throws: WebImageError.self) { try AVIFCoder().decode(Data("\0\0\0\u{18}ftypavif\0\0\0\0mif1garbage".utf8), options: DecodeOptions()) }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import WebImage
 
 /// GIF bytes written by hand: a logical screen, a global palette and frames whose LZW data is
@@ -183,4 +184,36 @@ func writeSample(_ data: Data, named name: String, in directory: TemporaryDirect
     let url = directory.url.appendingPathComponent(name)
     try data.write(to: url)
     return url.path
+}
+
+/// `coder` refuses `data` over `pixelLimit` with ``WebImageError/tooLarge`` (known from the
+/// header, before any pixel is decoded) and, asked to scale large images down, decodes it within
+/// the limit; returns that scaled image.
+@discardableResult
+func expectPixelLimitHolds(_ coder: some ImageCoder, _ data: Data, pixelLimit: Int,
+                           sourceLocation: SourceLocation = #_sourceLocation) throws -> DecodedImage {
+    let error = #expect(throws: WebImageError.self, sourceLocation: sourceLocation) {
+        try coder.decode(data, options: DecodeOptions(pixelLimit: pixelLimit))
+    }
+    if case .tooLarge = error {} else {
+        Issue.record("expected tooLarge, got \(String(describing: error))", sourceLocation: sourceLocation)
+    }
+    let scaled = try coder.decode(data, options: DecodeOptions(pixelLimit: pixelLimit, scaleDownLargeImages: true))
+    #expect(scaled.width * scaled.height <= pixelLimit, sourceLocation: sourceLocation)
+    return scaled
+}
+
+/// `truncated` cut at each of `lengths` gets a typed error from `coder`; `corrupted` with every
+/// `step`th byte from `offset` flipped decodes or gets one, and never crashes.
+func expectHostileBytesFail(_ coder: some ImageCoder, truncating truncated: Data, at lengths: [Int],
+                            corrupting corrupted: Data, from offset: Int, every step: Int,
+                            sourceLocation: SourceLocation = #_sourceLocation) {
+    for length in lengths {
+        #expect(throws: WebImageError.self, sourceLocation: sourceLocation) {
+            try coder.decode(truncated.prefix(length), options: DecodeOptions())
+        }
+    }
+    var flipped = corrupted
+    for index in stride(from: offset, to: flipped.count, by: step) { flipped[flipped.startIndex + index] ^= 0x5A }
+    _ = try? coder.decode(flipped, options: DecodeOptions())
 }

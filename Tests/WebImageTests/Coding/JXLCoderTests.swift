@@ -98,12 +98,8 @@ import Testing
     @Test(.enabled(if: Corpus.isAvailable, Corpus.absentReason))
     func hostileBytesGetTypedErrors() throws {
         let data = try Corpus.data("other/sdwebimage/TestHDR.jxl")
-        for length in [2, 12, 40, 100, 300, data.count / 2, data.count - 1] {
-            #expect(throws: WebImageError.self) { try JXLCoder().decode(data.prefix(length), options: DecodeOptions()) }
-        }
-        var corrupted = data
-        for offset in stride(from: 200, to: corrupted.count, by: 2999) { corrupted[offset] ^= 0x5A }
-        _ = try? JXLCoder().decode(corrupted, options: DecodeOptions())
+        expectHostileBytesFail(JXLCoder(), truncating: data, at: [2, 12, 40, 100, 300, data.count / 2, data.count - 1],
+                               corrupting: data, from: 200, every: 2999)
         #expect(throws: WebImageError.self) { try JXLCoder().decode(Data([0xFF, 0x0A, 0xFF, 0xFF, 0xFF]), options: DecodeOptions()) }
     }
 }

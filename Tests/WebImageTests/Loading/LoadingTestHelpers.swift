@@ -38,36 +38,10 @@ func collect(_ stream: AsyncThrowingStream<ImageLoadEvent, any Error>) async -> 
     return outcome
 }
 
-/// Runs `body` with a fresh loopback server (HTTPS with `tls`), shutting it down afterwards even on failure.
-func withServer<T: Sendable>(tls: LoopbackTLS? = nil, _ body: (LoopbackServer) async throws -> T) async throws -> T {
-    let server = try await LoopbackServer.start(tls: tls)
-    do {
-        let result = try await body(server)
-        try await server.shutdown()
-        return result
-    } catch {
-        try? await server.shutdown()
-        throw error
-    }
-}
-
 /// Runs `body` with an HTTP loader of its own, shut down afterwards.
 func withHTTPLoader<T: Sendable>(_ configuration: HTTPImageLoader.Configuration = .init(idleTimeout: .seconds(2)),
                                  _ body: (HTTPImageLoader) async throws -> T) async throws -> T {
-    let loader = HTTPImageLoader(configuration: configuration)
-    do {
-        let result = try await body(loader)
-        try await loader.shutdown()
-        return result
-    } catch {
-        try? await loader.shutdown()
-        throw error
-    }
-}
-
-/// `count` bytes of a recognisable pattern.
-func testBytes(_ count: Int, seed: UInt8 = 7) -> Data {
-    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+    try await withShutdown(of: HTTPImageLoader(configuration: configuration), { try await $0.shutdown() }, body)
 }
 
 /// Waits until a downloader event matching `predicate` arrives on `events`.
@@ -102,17 +76,4 @@ func finishing<T: Sendable>(within limit: Duration, _ body: @escaping @Sendable 
     guardTask.withLock { $0 }?.cancel()
     if result == nil { work.withLock { $0 }?.cancel() }
     return result
-}
-
-/// Runs `body` with a listener that accepts TCP and never answers, shut down afterwards.
-func withSilentListener<T: Sendable>(_ body: (SilentListener) async throws -> T) async throws -> T {
-    let listener = try await SilentListener.start()
-    do {
-        let result = try await body(listener)
-        try await listener.shutdown()
-        return result
-    } catch {
-        try? await listener.shutdown()
-        throw error
-    }
 }

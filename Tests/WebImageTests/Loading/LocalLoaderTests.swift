@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebImageTestSupport
 import WebImage
 
 @Suite("File and data URL loaders", .timeLimit(.minutes(1)))

@@ -9,20 +9,15 @@ import WebImageTestSupport
 struct RedirectPolicyTests {
     @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
     func httpsToHTTPIsRefusedByDefault() async throws {
-        let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { secure in
-            try await withServer { plain in
-                secure.route("/a.png", .redirect(to: plain.url("/a.png").absoluteString))
-                plain.route("/a.png", .image(testBytes(10), contentType: "image/png"))
-                try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true)) { loader in
-                    let outcome = await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png"))))
-                    #expect(outcome.error?.code == "insecureRedirect", "\(String(describing: outcome.error))")
-                    #expect(outcome.error?.isTransient == false)
-                    #expect(outcome.data == nil)
-                }
-                #expect(secure.requestCount(for: "/a.png") == 1)
-                #expect(plain.totalRequestCount == 0, "the downgraded URL was requested")
+        try await withHTTPSRedirectingToHTTP { secure, plain in
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true)) { loader in
+                let outcome = await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png"))))
+                #expect(outcome.error?.code == "insecureRedirect", "\(String(describing: outcome.error))")
+                #expect(outcome.error?.isTransient == false)
+                #expect(outcome.data == nil)
             }
+            #expect(secure.requestCount(for: "/a.png") == 1)
+            #expect(plain.totalRequestCount == 0, "the downgraded URL was requested")
         }
     }
 
@@ -56,23 +51,18 @@ struct RedirectPolicyTests {
 struct RedirectPolicyOptionTests {
     @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
     func insecureRedirectsCanBeAllowed() async throws {
-        let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { secure in
-            try await withServer { plain in
-                secure.route("/a.png", .redirect(to: plain.url("/a.png").absoluteString))
-                plain.route("/a.png", .image(testBytes(10), contentType: "image/png"))
-                try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true,
-                                               allowsInsecureRedirects: true)) { loader in
-                    #expect(await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
-                }
-                let downloader = ImageDownloader(configuration: .init(allowsInvalidCertificates: true, allowsInsecureRedirects: true))
-                #expect(await collect(downloader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
-                try await downloader.shutdown()
-                let strict = ImageDownloader(configuration: .init(allowsInvalidCertificates: true))
-                #expect(await collect(strict.load(ImageLoadRequest(url: secure.url("/a.png")))).error?.code == "insecureRedirect")
-                try await strict.shutdown()
-                #expect(plain.requestCount(for: "/a.png") == 2)
+        try await withHTTPSRedirectingToHTTP { secure, plain in
+            try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true,
+                                           allowsInsecureRedirects: true)) { loader in
+                #expect(await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
             }
+            let downloader = ImageDownloader(configuration: .init(allowsInvalidCertificates: true, allowsInsecureRedirects: true))
+            #expect(await collect(downloader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
+            try await downloader.shutdown()
+            let strict = ImageDownloader(configuration: .init(allowsInvalidCertificates: true))
+            #expect(await collect(strict.load(ImageLoadRequest(url: secure.url("/a.png")))).error?.code == "insecureRedirect")
+            try await strict.shutdown()
+            #expect(plain.requestCount(for: "/a.png") == 2)
         }
     }
 
@@ -110,6 +100,18 @@ struct RedirectPolicyOptionTests {
                 #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).error?.code == "rejected")
             }
             #expect(server.requestCount(for: "/b") == 0)
+        }
+    }
+}
+
+/// Runs `body` with an HTTPS server (self-signed) whose `/a.png` redirects to the same path on a
+/// plain HTTP server, which serves 10 bytes there.
+func withHTTPSRedirectingToHTTP(_ body: (_ secure: LoopbackServer, _ plain: LoopbackServer) async throws -> Void) async throws {
+    try await withServer(tls: try #require(try LoopbackTLS.selfSigned())) { secure in
+        try await withServer { plain in
+            secure.route("/a.png", .redirect(to: plain.url("/a.png").absoluteString))
+            plain.route("/a.png", .image(testBytes(10), contentType: "image/png"))
+            try await body(secure, plain)
         }
     }
 }

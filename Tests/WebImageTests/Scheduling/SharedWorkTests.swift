@@ -1,4 +1,5 @@
 import Testing
+import WebImageTestSupport
 @testable import WebImage
 
 /// The rules of one piece of work for many callers, as every level uses them (the pipeline's
@@ -48,7 +49,7 @@ struct SharedWorkTests {
 
     @Test func resultReachesEveryWaiterAndWorkRunsOnce() async throws {
         let pool = SharedWorkPool<String>()
-        let gate = SharedWorkGate()
+        let gate = LoopbackGate()
         let runs = Locked(0)
         let work: @Sendable (SharedWork<Int>) async throws -> Int = { _ in
             runs.withLock { $0 += 1 }
@@ -65,7 +66,7 @@ struct SharedWorkTests {
 
     @Test func lateJoinerIsReplayedTheLastProgress() async throws {
         let pool = SharedWorkPool<String>()
-        let gate = SharedWorkGate(), sent = SharedWorkGate()
+        let gate = LoopbackGate(), sent = LoopbackGate()
         let work: @Sendable (SharedWork<Int>) async throws -> Int = { work in
             work.send(.progress(received: 1, expected: 10))
             work.send(.progress(received: 5, expected: 10))
@@ -87,7 +88,7 @@ struct SharedWorkTests {
 
     @Test func workIsCancelledWhenTheLastWaiterLeavesAndNotBefore() async throws {
         let pool = SharedWorkPool<String>()
-        let started = SharedWorkGate(), release = SharedWorkGate(), cancelSeen = SharedWorkGate()
+        let started = LoopbackGate(), release = LoopbackGate(), cancelSeen = LoopbackGate()
         let cancelled = Locked(false)
         let work: @Sendable (SharedWork<Int>) async throws -> Int = { _ in
             started.open()
@@ -115,7 +116,7 @@ struct SharedWorkTests {
 
     @Test func workJoinsWhatItDependsOnBeforeItsCallerReturns() async throws {
         let pool = SharedWorkPool<String>()
-        let release = SharedWorkGate()
+        let release = LoopbackGate()
         let upstreamRuns = Locked(0)
         let upstreamWork: @Sendable (SharedWork<Int>) async throws -> Int = { _ in
             upstreamRuns.withLock { $0 += 1 }
@@ -138,7 +139,7 @@ struct SharedWorkTests {
 
     @Test func priorityChangesReachTheRunningWork() async throws {
         let pool = SharedWorkPool<String>()
-        let started = SharedWorkGate(), release = SharedWorkGate()
+        let started = LoopbackGate(), release = LoopbackGate()
         let seen = Locked<[LoadPriority]>([])
         let work: @Sendable (SharedWork<Int>) async throws -> Int = { work in
             work.onPriorityChange { priority in seen.withLock { $0.append(priority) } }
@@ -154,30 +155,5 @@ struct SharedWorkTests {
         release.open()
         #expect(try await low.value() == 0)
         #expect(seen.withLock { $0 } == [.high, .low, .veryHigh])
-    }
-}
-
-/// Opens once; every waiter, before or after, passes (no sleeps).
-final class SharedWorkGate: Sendable {
-    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.open = true
-            defer { state.waiters.removeAll() }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let passed = state.withLock { state -> Bool in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if passed { continuation.resume() }
-        }
     }
 }
