@@ -128,7 +128,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageHTTPTests",
-            dependencies: ["WebImageHTTP", "WebImageTestSupport"]
+            dependencies: ["WebImageHTTP", "WebImageTestSupport", .product(name: "NIOCore", package: "swift-nio")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -26,6 +26,18 @@ struct ManagerArguments: ParsableArguments {
     @Flag(help: "Skip TLS certificate validation (test servers only).")
     var allowInvalidCertificates = false
 
+    @Option(name: .customLong("pin-sha256"),
+            help: ArgumentHelp("Require a certificate whose public key (SPKI) has this base64 SHA-256 in every https server's chain (repeatable; 'sha256/' prefix optional).",
+                               valueName: "BASE64"))
+    var pins: [String] = []
+
+    @Option(help: ArgumentHelp("Send this client certificate (PEM) to servers that ask for one (mutual TLS); needs --client-key.",
+                               valueName: "PEM"))
+    var clientCert: String?
+
+    @Option(help: ArgumentHelp("The private key (PEM) of --client-cert.", valueName: "PEM"))
+    var clientKey: String?
+
     @Option(name: .customLong("header"), help: "An extra request header, 'Name: value' (repeatable).")
     var headers: [String] = []
 
@@ -41,6 +53,8 @@ struct ManagerArguments: ParsableArguments {
         _ = try Self.duration(seconds: timeout, option: "--timeout")
         _ = try Self.duration(seconds: resourceTimeout, option: "--resource-timeout")
         _ = try parsedHeaders()
+        _ = try clientCertificate()
+        _ = try serverTrust()
         if let caFile {
             guard let pem = try? String(contentsOfFile: caFile, encoding: .utf8) else {
                 throw ValidationError("--ca-file: cannot read \(caFile)")
@@ -49,6 +63,33 @@ struct ManagerArguments: ParsableArguments {
                 throw ValidationError("--ca-file: no PEM certificate in \(caFile)")
             }
         }
+    }
+
+    /// `--client-cert` and `--client-key` read, or `nil` when not given; a validation error names
+    /// the option that cannot be used.
+    func clientCertificate() throws -> ImageDownloader.ClientCertificate? {
+        guard clientCert != nil || clientKey != nil else { return nil }
+        guard let clientCert, let clientKey else { throw ValidationError("--client-cert and --client-key go together") }
+        guard let certificate = try? String(contentsOfFile: clientCert, encoding: .utf8),
+              certificate.contains("-----BEGIN CERTIFICATE-----") else {
+            throw ValidationError("--client-cert: no PEM certificate in \(clientCert)")
+        }
+        guard let key = try? String(contentsOfFile: clientKey, encoding: .utf8), key.contains("PRIVATE KEY-----") else {
+            throw ValidationError("--client-key: no PEM private key in \(clientKey)")
+        }
+        return ImageDownloader.ClientCertificate(certificateChainPEM: certificate, privateKeyPEM: key)
+    }
+
+    /// `--pin-sha256` as a trust setting for every host, or `nil` when none is given.
+    func serverTrust() throws -> ImageDownloader.ServerTrust? {
+        guard !pins.isEmpty else { return nil }
+        for pin in pins {
+            let base64 = pin.hasPrefix("sha256/") ? String(pin.dropFirst("sha256/".count)) : pin
+            guard let digest = Data(base64Encoded: base64), digest.count == 32 else {
+                throw ValidationError("--pin-sha256 needs the base64 of a SHA-256 digest (32 bytes), got '\(pin)'")
+            }
+        }
+        return ImageDownloader.ServerTrust(pins: ["*": Set(pins)])
     }
 
     /// The longest timeout taken as given; longer ones are clamped to it (a year is "never").
@@ -99,15 +140,18 @@ struct ManagerArguments: ParsableArguments {
     func makeManager() -> ImageManager {
         let memory = MemoryCache<String, DecodedImage>(costLimit: memoryLimit.map { $0 << 20 } ?? MemoryCache<String, DecodedImage>.defaultCostLimit)
         let cache = ImageCache(memoryCache: memory, diskCache: DiskCache(configuration: place.configuration()))
-        // `validate()` checked the timeouts and the PEM file.
+        // `validate()` checked the timeouts, the PEM files and the pins.
         let pem = caFile.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
-        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(
+        var configuration = ImageDownloaderConfiguration(
             maxConcurrentDownloads: concurrency,
             timeout: (try? Self.duration(seconds: timeout, option: "--timeout")) ?? ImageLoaderDefaults.idleTimeout,
             allowsInvalidCertificates: allowInvalidCertificates,
             resourceTimeout: (try? Self.duration(seconds: resourceTimeout, option: "--resource-timeout"))
                 ?? ImageLoaderDefaults.resourceTimeout,
-            trustedCertificatesPEM: pem.map { [$0] } ?? []))
+            trustedCertificatesPEM: pem.map { [$0] } ?? [])
+        configuration.serverTrust = try? serverTrust()
+        configuration.clientCertificate = try? clientCertificate()
+        let downloader = ImageDownloader(configuration: configuration)
         return ImageManager(cache: cache, loader: downloader)
     }
 }

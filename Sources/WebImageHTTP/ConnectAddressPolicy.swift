@@ -19,32 +19,39 @@ import NIOPosix
 /// new connection (the first URL and every redirect hop); a pooled connection was checked when opened.
 package typealias ConnectAddressPolicy = @Sendable (_ host: String, _ port: Int, _ address: SocketAddress) -> Bool
 
-/// Name resolution for a ``ConnectAddressPolicy``: getaddrinfo on NIO's blocking-work thread pool.
+/// Name resolution for a ``ConnectAddressPolicy``: getaddrinfo (or a ``NameResolver``) on NIO's
+/// blocking-work thread pool.
 enum PolicyResolver {
-    /// Resolves `host`, checks every address with `policy`, and gives the first one when all pass.
-    /// A name with any refused address is refused whole: it names a place the guard forbids.
-    static func resolve(_ host: String, port: Int, on loop: any EventLoop,
-                        policy: @escaping ConnectAddressPolicy) -> EventLoopFuture<SocketAddress> {
+    /// Resolves `host`, checks every address with `policy`, and gives them all when all pass (to
+    /// be raced, see ``ResolvedAddresses``). A name with any refused address is refused whole: it
+    /// names a place the guard forbids.
+    static func resolve(_ host: String, port: Int, on loop: any EventLoop, policy: @escaping ConnectAddressPolicy,
+                        resolver: NameResolver? = nil) -> EventLoopFuture<[SocketAddress]> {
         if let literal = try? SocketAddress(ipAddress: host, port: port) {
             return check([literal], host: host, port: port, policy: policy, on: loop)
         }
-        return NIOThreadPool.singleton.runIfActive(eventLoop: loop) {
-            try addresses(of: host, port: port)
-        }.flatMap { addresses in
+        return lookUp(host, port: port, on: loop, resolver: resolver).flatMap { addresses in
             check(addresses, host: host, port: port, policy: policy, on: loop)
         }
     }
 
     private static func check(_ addresses: [SocketAddress], host: String, port: Int,
-                              policy: ConnectAddressPolicy, on loop: any EventLoop) -> EventLoopFuture<SocketAddress> {
-        guard let first = addresses.first else {
+                              policy: ConnectAddressPolicy, on loop: any EventLoop) -> EventLoopFuture<[SocketAddress]> {
+        guard !addresses.isEmpty else {
             return loop.makeFailedFuture(HTTPLoadError.connectionFailed("\(host) has no address"))
         }
         if let refused = addresses.first(where: { !policy(host, port, $0) }) {
             return loop.makeFailedFuture(HTTPLoadError.rejected(
                 "\(host) resolves to \(refused.ipAddress ?? "an address") the address policy refuses"))
         }
-        return loop.makeSucceededFuture(first)
+        return loop.makeSucceededFuture(addresses)
+    }
+
+    /// `host`'s addresses from `resolver`, else getaddrinfo, off the event loop.
+    static func lookUp(_ host: String, port: Int, on loop: any EventLoop, resolver: NameResolver?) -> EventLoopFuture<[SocketAddress]> {
+        NIOThreadPool.singleton.runIfActive(eventLoop: loop) {
+            try resolver?(host, port) ?? addresses(of: host, port: port)
+        }
     }
 
     /// getaddrinfo's TCP addresses for `host`, in its order.

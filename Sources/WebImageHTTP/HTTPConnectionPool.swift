@@ -93,6 +93,11 @@ final class HTTPConnectionPool: Sendable {
     private let allowsInvalidCertificates: Bool
     private let trustedCertificatesPEM: [String]
     private let addressPolicy: ConnectAddressPolicy?
+    private let serverTrust: ServerTrust?
+    private let nameResolver: NameResolver?
+    /// Connections opened and reused, and requests, per origin.
+    let metrics: ConnectionMetrics
+    private let clientCertificate: ClientCertificate?
     // Made on the first https connection: loading the system's trust roots costs milliseconds
     // that a plain-http process should not pay at start.
     private let tlsContext = Locked<Result<NIOSSLContext, any Error>?>(nil)
@@ -102,8 +107,14 @@ final class HTTPConnectionPool: Sendable {
     /// certificates, PEM), or any certificate with `allowsInvalidCertificates`.
     init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, maxConnectionsPerOrigin: Int,
          allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String] = [],
-         idleConnectionTimeout: TimeAmount = .seconds(60), addressPolicy: ConnectAddressPolicy? = nil) {
+         idleConnectionTimeout: TimeAmount = .seconds(60), addressPolicy: ConnectAddressPolicy? = nil,
+         serverTrust: ServerTrust? = nil, clientCertificate: ClientCertificate? = nil, nameResolver: NameResolver? = nil,
+         connectionObserver: ConnectionEventObserver? = nil) {
+        self.nameResolver = nameResolver
+        metrics = ConnectionMetrics(observer: connectionObserver)
         self.addressPolicy = addressPolicy
+        self.serverTrust = serverTrust
+        self.clientCertificate = clientCertificate
         self.group = group
         self.maxConnectionsPerOrigin = max(1, maxConnectionsPerOrigin)
         self.idleConnectionTimeout = idleConnectionTimeout
@@ -113,10 +124,15 @@ final class HTTPConnectionPool: Sendable {
 
     /// The client side of TLS: TLS 1.2 at least (1.0 and 1.1 are deprecated, RFC 8996), the
     /// system's trust roots plus `trustedCertificatesPEM`, no verification with `allowsInvalidCertificates`.
-    static func clientTLSConfiguration(allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String]) throws -> TLSConfiguration {
+    static func clientTLSConfiguration(allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String],
+                                       serverTrust: ServerTrust? = nil,
+                                       clientCertificate: ClientCertificate? = nil) throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
         if allowsInvalidCertificates { configuration.certificateVerification = .none }
+        // The pins and the evaluator decide alone; verification stays on so that they are asked.
+        if serverTrust?.replacesDefaultValidation == true { configuration.certificateVerification = .noHostnameVerification }
+        try clientCertificate?.apply(to: &configuration)
         if !trustedCertificatesPEM.isEmpty {
             let certificates = try trustedCertificatesPEM.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) }
             guard !certificates.isEmpty else { throw HTTPLoadError.invalidRequest("no certificate in the trusted PEM") }
@@ -131,7 +147,8 @@ final class HTTPConnectionPool: Sendable {
             if let context { return try context.get() }
             let made = Result {
                 try NIOSSLContext(configuration: Self.clientTLSConfiguration(
-                    allowsInvalidCertificates: allowsInvalidCertificates, trustedCertificatesPEM: trustedCertificatesPEM))
+                    allowsInvalidCertificates: allowsInvalidCertificates, trustedCertificatesPEM: trustedCertificatesPEM,
+                    serverTrust: serverTrust, clientCertificate: clientCertificate))
             }
             context = made
             return try made.get()
@@ -165,6 +182,8 @@ final class HTTPConnectionPool: Sendable {
         }
         switch decision {
         case .connection(let connection):
+            metrics.record(.reused, for: origin)
+            metrics.record(.request, for: origin)
             completion(.success(connection))
             return nil
         case .connect(let id):
@@ -248,7 +267,10 @@ final class HTTPConnectionPool: Sendable {
         switch next {
         case .none: break
         case .idle(let scheduleCheck): if scheduleCheck { scheduleIdleCheck(connection, at: .now() + idleConnectionTimeout) }
-        case .handOver(let lease): lease.completion(.success(connection))
+        case .handOver(let lease):
+            metrics.record(.reused, for: origin)
+            metrics.record(.request, for: origin)
+            lease.completion(.success(connection))
         case .connect(let id): connect(origin, lease: id)
         }
     }
@@ -309,8 +331,9 @@ final class HTTPConnectionPool: Sendable {
                 guard live else { return channel.eventLoop.makeFailedFuture(HTTPLoadError.cancelled) }
                 return channel.eventLoop.makeCompletedFuture {
                     if let tls, let handshake {
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
+                        let handlers = try serverTrust?.makeHandlers(context: tls, serverHostname: serverHostname, host: host)
+                            ?? [NIOSSLClientHandler(context: tls, serverHostname: serverHostname)]
+                        try channel.pipeline.syncOperations.addHandlers(handlers)
                         try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
                     }
                     try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
@@ -320,10 +343,17 @@ final class HTTPConnectionPool: Sendable {
         if let addressPolicy {
             // Resolved and checked here, then connected to by address: the address the policy
             // approved is the one connected to (no second lookup a rebinding name could answer).
-            opened = PolicyResolver.resolve(host, port: origin.port, on: loop, policy: addressPolicy)
-                .flatMap { bootstrap.connect(to: $0) }
+            // All of a name's approved addresses are raced (Happy Eyeballs), none other.
+            opened = PolicyResolver.resolve(host, port: origin.port, on: loop, policy: addressPolicy, resolver: nameResolver)
+                .flatMap { bootstrap.resolver(ResolvedAddresses($0, on: loop)).connect(host: host, port: origin.port) }
+        } else if let literalAddress {
+            opened = bootstrap.connect(to: literalAddress)
+        } else if let nameResolver {
+            opened = PolicyResolver.lookUp(host, port: origin.port, on: loop, resolver: nameResolver)
+                .flatMap { bootstrap.resolver(ResolvedAddresses($0, on: loop)).connect(host: host, port: origin.port) }
         } else {
-            opened = literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: origin.port)
+            // NIO resolves the name and races its IPv6 and IPv4 addresses itself (Happy Eyeballs).
+            opened = bootstrap.connect(host: host, port: origin.port)
         }
         opened.flatMap { channel -> EventLoopFuture<HTTPConnection> in
             // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
@@ -345,6 +375,7 @@ final class HTTPConnectionPool: Sendable {
                     throw HTTPLoadError.cancelled
                 }
                 channel.closeFuture.whenComplete { [weak self] _ in self?.forgetIdle(connection) }
+                metrics.record(.opened, for: origin)
                 return connection
             }
         }.whenComplete { [self] result in
@@ -359,7 +390,12 @@ final class HTTPConnectionPool: Sendable {
         let lease = state.withLock { $0.pending.removeValue(forKey: id) }
         switch result {
         case .success(let connection):
-            if let lease { lease.completion(.success(connection)) } else { release(connection, reusable: true) }
+            if let lease {
+                metrics.record(.request, for: origin)
+                lease.completion(.success(connection))
+            } else {
+                release(connection, reusable: true)
+            }
         case .failure(let error):
             releaseSlot(origin)
             lease?.completion(.failure(error))

@@ -33,6 +33,16 @@ package final class HTTPSession: Sendable {
         package var maxConnectionsPerHost: Int
         /// Sees every address a new connection would go to, after name resolution (see ``ConnectAddressPolicy``).
         package var addressPolicy: ConnectAddressPolicy?
+        /// Public-key pins and a trust hook for https servers (see ``ServerTrust``).
+        package var serverTrust: ServerTrust?
+        /// The certificate sent to servers that ask for one (mutual TLS).
+        package var clientCertificate: ClientCertificate?
+        /// How long a pooled connection may sit idle before it is closed.
+        package var idleConnectionTimeout: Duration = .seconds(60)
+        /// Resolves host names instead of getaddrinfo (tests give names the addresses they need).
+        package var nameResolver: NameResolver?
+        /// Told every connection opened or reused and every request, with its origin (metrics export).
+        package var connectionObserver: ConnectionEventObserver?
 
         package init(idleTimeout: Duration, resourceTimeout: Duration, connectTimeout: Duration, maxBodySize: Int64,
                      maxRedirects: Int, defaultHeaders: [String: String], allowsInvalidCertificates: Bool,
@@ -65,7 +75,12 @@ package final class HTTPSession: Sendable {
         pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
                                   allowsInvalidCertificates: configuration.allowsInvalidCertificates,
                                   trustedCertificatesPEM: configuration.trustedCertificatesPEM,
-                                  addressPolicy: configuration.addressPolicy)
+                                  idleConnectionTimeout: RequestValidation.clamped(configuration.idleConnectionTimeout),
+                                  addressPolicy: configuration.addressPolicy,
+                                  serverTrust: configuration.serverTrust,
+                                  clientCertificate: configuration.clientCertificate,
+                                  nameResolver: configuration.nameResolver,
+                                  connectionObserver: configuration.connectionObserver)
     }
 
     /// Whether `url` is http or https.
@@ -79,6 +94,11 @@ package final class HTTPSession: Sendable {
     package func makeTransfer(_ request: HTTPLoadRequest, hooks: HTTPLoadHooks = HTTPLoadHooks(),
                               sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void) -> HTTPTransfer {
         HTTPTransfer(request, hooks: hooks, configuration: configuration, defaultHeaders: defaultHeaders, pool: pool, sink: sink)
+    }
+
+    /// Connections opened and reused, and requests sent, by origin (`scheme://host[:port]`).
+    package func connectionMetrics() -> [String: ConnectionCounts] {
+        pool.metrics.snapshot()
     }
 
     /// Closes the pooled connections. Loads still running fail.

@@ -36,7 +36,7 @@ package enum RequestValidation {
     }
 
     /// `timeout` as an event-loop amount between 1 ns and ``longestTimeout``, never trapping.
-    private static func clamped(_ timeout: Duration) -> TimeAmount {
+    static func clamped(_ timeout: Duration) -> TimeAmount {
         let bounded = min(max(timeout, .nanoseconds(1)), longestTimeout)
         let (seconds, attoseconds) = bounded.components
         return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)

@@ -113,6 +113,11 @@ public final class LoopbackServer: Sendable {
     /// How many client connections are open now.
     public var openConnectionCount: Int { state.withLock { $0.openConnections } }
 
+    /// Suspends until exactly `count` client connections are open.
+    public func waitForOpenConnections(_ count: Int) async {
+        await waitUntil { $0.openConnections == count }
+    }
+
     /// Suspends until at least `count` requests in all have arrived.
     public func waitForRequests(_ count: Int) async {
         await waitUntil { $0.log.count >= count }

@@ -12,7 +12,8 @@ public struct LoopbackTLS: Sendable {
     let context: NIOSSLContext
     /// The certificate in PEM, for a client that should trust it.
     public let certificatePEM: String
-    /// What ``context`` was made from, kept to derive variants (``limited(toMaximum:)``).
+    /// What ``context`` was made from, kept to derive variants (``limited(toMaximum:)``,
+    /// ``requiringClientCertificate(issuedBy:)``).
     private let configuration: TLSConfiguration
 
     /// TLS with the certificate and private key in these PEM files.
@@ -38,6 +39,15 @@ public struct LoopbackTLS: Sendable {
         limited.minimumTLSVersion = .tlsv1
         limited.maximumTLSVersion = version
         return try LoopbackTLS(certificatePEM: certificatePEM, configuration: limited)
+    }
+
+    /// The same certificate, but a server that asks every client for a certificate and refuses
+    /// the handshake without one issued by the CA in `clientCAPEM` (mutual TLS).
+    public func requiringClientCertificate(issuedBy clientCAPEM: String) throws -> LoopbackTLS {
+        var mutual = configuration
+        mutual.certificateVerification = .noHostnameVerification
+        mutual.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(clientCAPEM.utf8)))
+        return try LoopbackTLS(certificatePEM: certificatePEM, configuration: mutual)
     }
 }
 

@@ -71,11 +71,18 @@ final class DownloadCoordinator: Sendable {
     init(configuration: ImageDownloaderConfiguration) {
         self.configuration = configuration
         if configuration.allowsInvalidCertificates || !configuration.trustedCertificatesPEM.isEmpty
-            || configuration.connectAddressPolicy != nil {
-            http = HTTPImageLoader(configuration: .init(allowsInvalidCertificates: configuration.allowsInvalidCertificates,
-                                                        maxConnectionsPerHost: max(configuration.maxConcurrentDownloads, 1),
-                                                        trustedCertificatesPEM: configuration.trustedCertificatesPEM,
-                                                        connectAddressPolicy: configuration.connectAddressPolicy))
+            || configuration.connectAddressPolicy != nil || configuration.serverTrust != nil
+            || configuration.clientCertificate != nil || configuration.maxConnectionsPerHost != nil
+            || configuration.idleConnectionTimeout != nil {
+            var loader = HTTPImageLoader.Configuration(allowsInvalidCertificates: configuration.allowsInvalidCertificates,
+                                                       maxConnectionsPerHost: max(configuration.maxConnectionsPerHost
+                                                           ?? configuration.maxConcurrentDownloads, 1),
+                                                       trustedCertificatesPEM: configuration.trustedCertificatesPEM,
+                                                       connectAddressPolicy: configuration.connectAddressPolicy)
+            loader.serverTrust = configuration.serverTrust
+            loader.clientCertificate = configuration.clientCertificate
+            if let idle = configuration.idleConnectionTimeout { loader.idleConnectionTimeout = idle }
+            http = HTTPImageLoader(configuration: loader)
             ownsHTTPLoader = true
         } else {
             http = HTTPImageLoader.shared

@@ -49,6 +49,12 @@ public final class HTTPImageLoader: ImageLoader {
         public var maxConnectionsPerHost: Int
         /// Sees every address a new connection would go to, after resolution; see ``ConnectAddressPolicy``.
         public var connectAddressPolicy: ImageDownloader.ConnectAddressPolicy?
+        /// Public-key pins and a trust hook for https servers; see ``ImageDownloader/ServerTrust``.
+        public var serverTrust: ImageDownloader.ServerTrust?
+        /// The certificate sent to https servers that ask for one (mutual TLS).
+        public var clientCertificate: ImageDownloader.ClientCertificate?
+        /// How long a pooled connection may sit idle before it is closed (60 s by default).
+        public var idleConnectionTimeout: Duration = .seconds(60)
 
         /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
         public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
@@ -89,7 +95,7 @@ public final class HTTPImageLoader: ImageLoader {
     /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        session = HTTPSession(configuration: HTTPSession.Configuration(
+        var http = HTTPSession.Configuration(
             idleTimeout: configuration.idleTimeout, resourceTimeout: configuration.resourceTimeout,
             connectTimeout: configuration.connectTimeout, maxBodySize: configuration.maxBodySize,
             maxRedirects: configuration.maxRedirects, defaultHeaders: configuration.defaultHeaders,
@@ -97,7 +103,18 @@ public final class HTTPImageLoader: ImageLoader {
             trustedCertificatesPEM: configuration.trustedCertificatesPEM,
             allowsInsecureRedirects: configuration.allowsInsecureRedirects,
             redirectPolicy: configuration.redirectPolicy, maxConnectionsPerHost: configuration.maxConnectionsPerHost,
-            addressPolicy: configuration.connectAddressPolicy))
+            addressPolicy: configuration.connectAddressPolicy)
+        http.serverTrust = configuration.serverTrust?.http
+        http.clientCertificate = configuration.clientCertificate?.http
+        http.idleConnectionTimeout = configuration.idleConnectionTimeout
+        http.connectionObserver = ImageDownloader.ConnectionMetrics.export
+        session = HTTPSession(configuration: http)
+    }
+
+    /// How this loader's connections were used, by origin (`scheme://host[:port]`, the port only
+    /// when it is not the scheme's default), since the loader was made.
+    public func connectionMetrics() -> [String: ImageDownloader.ConnectionMetrics] {
+        session.connectionMetrics().mapValues { ImageDownloader.ConnectionMetrics($0) }
     }
 
     /// Closes the pooled connections. Loads still running fail.

@@ -24,8 +24,9 @@ public final class ImageDownloader: ImageLoader {
     public var configuration: ImageDownloaderConfiguration { coordinator.configuration }
     let coordinator: DownloadCoordinator
 
-    /// Creates a downloader. It shares ``HTTPImageLoader/shared``'s connection pool unless
-    /// `allowsInvalidCertificates` is set (then call ``shutdown()`` when done).
+    /// Creates a downloader. It shares ``HTTPImageLoader/shared``'s connection pool unless its
+    /// configuration asks for one of its own (certificate, trust, address-policy or connection
+    /// settings; then call ``shutdown()`` when done).
     public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration()) {
         coordinator = DownloadCoordinator(configuration: configuration)
     }
@@ -95,6 +96,13 @@ public final class ImageDownloader: ImageLoader {
 
     /// A stream of what the downloader does (started, response, finished, failed, cancelled).
     public func events() -> AsyncStream<ImageDownloader.Event> { coordinator.events() }
+
+    /// How the downloader's HTTP connections were used, by origin (`scheme://host[:port]`):
+    /// connections opened and reused, requests sent. A downloader without a pool of its own
+    /// shares ``HTTPImageLoader/shared``'s, and its counts.
+    public func connectionMetrics() -> [String: ImageDownloader.ConnectionMetrics] {
+        coordinator.http.connectionMetrics()
+    }
 
     /// Cancels everything and closes the downloader's own HTTP client, if it has one.
     public func shutdown() async throws { try await coordinator.shutdown() }

@@ -95,6 +95,18 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// it (an SSRF guard); see ``ImageDownloader/ConnectAddressPolicy``. Setting it gives the
     /// downloader a connection pool of its own.
     public var connectAddressPolicy: ImageDownloader.ConnectAddressPolicy?
+    /// Public-key pins and a trust hook for https servers (see ``ImageDownloader/ServerTrust``).
+    /// Setting it gives the downloader a connection pool of its own.
+    public var serverTrust: ImageDownloader.ServerTrust?
+    /// The certificate sent to https servers that ask for one (mutual TLS). Setting it gives the
+    /// downloader a connection pool of its own.
+    public var clientCertificate: ImageDownloader.ClientCertificate?
+    /// Connections kept open per scheme, host and port; `nil` (the default) allows one per
+    /// concurrent download. Setting it gives the downloader a connection pool of its own.
+    public var maxConnectionsPerHost: Int?
+    /// How long a pooled connection may sit idle before it is closed; `nil` (the default) is 60 s.
+    /// Setting it gives the downloader a connection pool of its own.
+    public var idleConnectionTimeout: Duration?
     /// The largest body accepted.
     public var maxBodySize: Int64
     /// How many redirects are followed.

@@ -1,4 +1,4 @@
-// The package's shared primitives (`Locked`, `trimmingSpacesAndTabs`, `PartialDataThrottle`) live
+// The package's shared primitives (`Locked`, `trimmingSpacesAndTabs`, `PartialDataThrottle`, `SHA256`) live
 // in their own module so the HTTP stack can use them without depending on WebImage. Re-exported
 // so every file here, and the package's other modules that import WebImage, see them as before;
 // they are `package` declarations, so nothing reaches the public API.

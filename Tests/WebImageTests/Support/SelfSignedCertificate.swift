@@ -32,3 +32,58 @@ extension LoopbackTLS {
         return try LoopbackTLS(certificateFile: certificate.path, privateKeyFile: key.path)
     }
 }
+
+/// Certificates for trust and mutual-TLS tests, made with the `openssl` command for each run.
+enum TestCertificates {
+    /// Runs `script` with `/bin/sh` in `directory` (with `$OPENSSL` set) and returns its standard output.
+    static func shell(_ script: String, in directory: URL) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "set -e; " + script]
+        process.currentDirectoryURL = directory
+        var environment = ProcessInfo.processInfo.environment
+        environment["OPENSSL"] = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"]
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) ?? "openssl"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw LoopbackTLSError.opensslFailed(process.terminationStatus) }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The base64 SHA-256 of the SubjectPublicKeyInfo of the certificate in `pem`, as openssl
+    /// computes it (the recipe HPKP and OkHttp document): an oracle independent of the library.
+    static func spkiPin(ofPEM pem: String) throws -> String {
+        let directory = try TemporaryDirectory()
+        try Data(pem.utf8).write(to: directory.url.appendingPathComponent("cert.pem"))
+        return try shell("$OPENSSL x509 -in cert.pem -pubkey -noout | $OPENSSL pkey -pubin -outform der"
+                         + " | $OPENSSL dgst -sha256 -binary | base64", in: directory.url)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A fresh CA and a client certificate it issued, all PEM.
+    struct ClientIdentity {
+        var caPEM: String
+        var certificatePEM: String
+        var privateKeyPEM: String
+    }
+
+    /// Makes a test CA and a client certificate (`CN=client`) signed by it.
+    static func clientIdentity() throws -> ClientIdentity {
+        let directory = try TemporaryDirectory()
+        let curve = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+        _ = try shell("""
+            $OPENSSL req -x509 \(curve) -days 2 -subj /CN=webimage-test-ca -keyout ca.key -out ca.pem
+            $OPENSSL req \(curve) -subj /CN=client -keyout client.key -out client.csr
+            $OPENSSL x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -out client.pem
+            """, in: directory.url)
+        func read(_ name: String) throws -> String {
+            String(decoding: try Data(contentsOf: directory.url.appendingPathComponent(name)), as: UTF8.self)
+        }
+        return ClientIdentity(caPEM: try read("ca.pem"), certificatePEM: try read("client.pem"), privateKeyPEM: try read("client.key"))
+    }
+}

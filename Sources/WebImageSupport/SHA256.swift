@@ -1,7 +1,8 @@
-/// SHA-256 (FIPS 180-4), for cache file names and pixel checksums.
+/// SHA-256 (FIPS 180-4), for cache file names, pixel checksums and certificate pins.
 ///
-/// Kept in the library so it needs no crypto package (and no BoringSSL build in CI); it is used
-/// for naming and verification, never for security.
+/// Kept in the package so it needs no crypto package (and no BoringSSL build in CI). It hashes
+/// public data only (names, pixels, a server's public key), so it need not resist timing attacks;
+/// it lives in WebImageSupport so the HTTP stack can hash SPKI pins without depending on WebImage.
 package struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
         (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
