@@ -33,6 +33,8 @@ package final class HTTPSession: Sendable {
         package var maxConnectionsPerHost: Int
         /// Sees every address a new connection would go to, after name resolution (see ``ConnectAddressPolicy``).
         package var addressPolicy: ConnectAddressPolicy?
+        /// The proxies requests go through (``HTTPProxySettings/direct``: none).
+        package var proxy: HTTPProxySettings = .direct
 
         package init(idleTimeout: Duration, resourceTimeout: Duration, connectTimeout: Duration, maxBodySize: Int64,
                      maxRedirects: Int, defaultHeaders: [String: String], allowsInvalidCertificates: Bool,

@@ -49,6 +49,9 @@ public final class HTTPImageLoader: ImageLoader {
         public var maxConnectionsPerHost: Int
         /// Sees every address a new connection would go to, after resolution; see ``ConnectAddressPolicy``.
         public var connectAddressPolicy: ImageDownloader.ConnectAddressPolicy?
+        /// The proxies requests go through; by default the environment's (`http_proxy`,
+        /// `https_proxy`, `no_proxy`), read when the configuration is made.
+        public var proxy: ImageDownloader.ProxySettings
 
         /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
         public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
@@ -62,7 +65,9 @@ public final class HTTPImageLoader: ImageLoader {
                     trustedCertificatesPEM: [String] = [],
                     allowsInsecureRedirects: Bool = false,
                     redirectPolicy: ImageDownloader.RedirectPolicy? = nil,
-                    connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil) {
+                    connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil,
+                    proxy: ImageDownloader.ProxySettings = .environment()) {
+            self.proxy = proxy
             self.connectAddressPolicy = connectAddressPolicy
             self.idleTimeout = idleTimeout
             self.resourceTimeout = resourceTimeout
@@ -89,7 +94,7 @@ public final class HTTPImageLoader: ImageLoader {
     /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        session = HTTPSession(configuration: HTTPSession.Configuration(
+        var http = HTTPSession.Configuration(
             idleTimeout: configuration.idleTimeout, resourceTimeout: configuration.resourceTimeout,
             connectTimeout: configuration.connectTimeout, maxBodySize: configuration.maxBodySize,
             maxRedirects: configuration.maxRedirects, defaultHeaders: configuration.defaultHeaders,
@@ -97,7 +102,9 @@ public final class HTTPImageLoader: ImageLoader {
             trustedCertificatesPEM: configuration.trustedCertificatesPEM,
             allowsInsecureRedirects: configuration.allowsInsecureRedirects,
             redirectPolicy: configuration.redirectPolicy, maxConnectionsPerHost: configuration.maxConnectionsPerHost,
-            addressPolicy: configuration.connectAddressPolicy))
+            addressPolicy: configuration.connectAddressPolicy)
+        http.proxy = configuration.proxy.httpSettings
+        session = HTTPSession(configuration: http)
     }
 
     /// Closes the pooled connections. Loads still running fail.

@@ -95,6 +95,11 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// it (an SSRF guard); see ``ImageDownloader/ConnectAddressPolicy``. Setting it gives the
     /// downloader a connection pool of its own.
     public var connectAddressPolicy: ImageDownloader.ConnectAddressPolicy?
+    /// The proxies HTTP requests go through; by default the environment's (`http_proxy`,
+    /// `https_proxy`, `no_proxy`), read when the configuration is made. See ``ImageDownloader/ProxySettings``.
+    public var proxy: ImageDownloader.ProxySettings
+    /// Sends HTTP downloads that failed transiently again; `nil` (the default): never. See ``ImageDownloader/RetryPolicy``.
+    public var retryPolicy: ImageDownloader.RetryPolicy?
     /// The largest body accepted.
     public var maxBodySize: Int64
     /// How many redirects are followed.
@@ -115,7 +120,11 @@ public struct ImageDownloaderConfiguration: Sendable {
                 resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
                 allowsInsecureRedirects: Bool = false, redirectPolicy: ImageDownloader.RedirectPolicy? = nil,
                 allowsCredentialsOverHTTP: Bool = false, trustedCertificatesPEM: [String] = [],
-                connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil) {
+                connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil,
+                proxy: ImageDownloader.ProxySettings = .environment(),
+                retryPolicy: ImageDownloader.RetryPolicy? = nil) {
+        self.proxy = proxy
+        self.retryPolicy = retryPolicy
         self.connectAddressPolicy = connectAddressPolicy
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.executionOrder = executionOrder
