@@ -193,7 +193,8 @@ struct RetryPolicyTests {
     @Test func cancellingDuringTheWaitEndsTheDownload() async throws {
         try await withServer { server in
             server.route("/a.jpg", LoopbackResponse(status: 503, headers: ["Retry-After": "30"]))
-            let downloader = makeDownloader(.init(maxRetries: 2, maxDelay: .seconds(60)))
+            // A resource timeout past the wait, so the retry does wait (else the 503 ends the load at once).
+            let downloader = makeDownloader(.init(maxRetries: 2, maxDelay: .seconds(60)), resourceTimeout: .seconds(120))
             let token = downloader.download(ImageLoadRequest(url: server.url("/a.jpg")))
             await server.waitForRequests(1, path: "/a.jpg")
             token.cancel()
