@@ -19,7 +19,8 @@ fi
 # The service's end-to-end tests: a real nginx in front of two instances (deploy/nginx.conf),
 # headless Chromium rendering the playground page, curl as their HTTP client. Installed when
 # possible; without them those tests are skipped (visibly), so a failure here is not fatal.
-optional=(nginx chromium curl)
+# tinyproxy is the real HTTP proxy the loader's proxy tests start (forwarding, CONNECT, 407).
+optional=(nginx chromium curl tinyproxy)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

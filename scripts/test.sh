@@ -24,7 +24,7 @@ swift build "${flags[@]}" --build-tests "$@"
 # the rest. Decoder and colour suites hold the two cooperative threads for seconds at a time, which
 # on two cores delays a loopback server's drip or a test's reading past a one-second idle timeout.
 # Every suite of the HTTP stack's own target (WebImageHTTPTests) keeps time.
-timed='WebImageHTTPTests\.|WebImageTests\.(HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|CLI|LoadJSONContract|DecodeNewFormatsCLI)'
+timed='WebImageHTTPTests\.|WebImageTests\.(HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|Proxy|Retry|CLI|LoadJSONContract|DecodeNewFormatsCLI)'
 services='WebImageTests\.(Server|Fleet|PlaygroundPage|ProgressiveLoad|LoadProgressiveCLI|ImageManagerOptions)'
 swift test "${flags[@]}" --skip-build --filter "$timed" "$@"
 swift test "${flags[@]}" --skip-build --filter "$services" "$@"

@@ -41,6 +41,14 @@ struct ManagerArguments: ParsableArguments {
     @Option(name: .customLong("header"), help: "An extra request header, 'Name: value' (repeatable).")
     var headers: [String] = []
 
+    @Option(help: ArgumentHelp("Send requests through this HTTP proxy, http://[user:password@]host[:port] "
+                               + "(default: the http_proxy, https_proxy and no_proxy variables; no_proxy applies to this one too).",
+                               valueName: "URL"))
+    var proxy: String?
+
+    @Option(help: "Send a download that failed transiently (no connection, a timeout, 408, 429, 500, 502-504) again, at most this many times.")
+    var retries = 0
+
     @Option(help: "The memory cache limit in MiB (default: a fifth of physical memory, at most 1 GiB).")
     var memoryLimit: Int?
 
@@ -49,6 +57,12 @@ struct ManagerArguments: ParsableArguments {
 
     func validate() throws {
         guard concurrency > 0 else { throw ValidationError("--concurrency must be at least 1") }
+        guard (0...Self.maxRetries).contains(retries) else { throw ValidationError("--retries must be from 0 to \(Self.maxRetries), got \(retries)") }
+        do {
+            try proxySettings().validate()
+        } catch {
+            throw ValidationError("--proxy \(proxy.map { $0 } ?? "(from the environment)"): \(error)")
+        }
         if let memoryLimit, memoryLimit < 0 { throw ValidationError("--memory-limit must not be negative") }
         _ = try Self.duration(seconds: timeout, option: "--timeout")
         _ = try Self.duration(seconds: resourceTimeout, option: "--resource-timeout")
@@ -90,6 +104,15 @@ struct ManagerArguments: ParsableArguments {
             }
         }
         return ImageDownloader.ServerTrust(pins: ["*": Set(pins)])
+    }
+
+    /// The most retries `--retries` takes: more only hammers a failing server.
+    static let maxRetries = 20
+
+    /// `--proxy` with the environment's `no_proxy`, else the environment's settings.
+    func proxySettings() -> ImageDownloader.ProxySettings {
+        let environment = ImageDownloader.ProxySettings.environment()
+        return proxy.map { ImageDownloader.ProxySettings(proxy: $0, noProxy: environment.noProxy) } ?? environment
     }
 
     /// The longest timeout taken as given; longer ones are clamped to it (a year is "never").
@@ -148,7 +171,9 @@ struct ManagerArguments: ParsableArguments {
             allowsInvalidCertificates: allowInvalidCertificates,
             resourceTimeout: (try? Self.duration(seconds: resourceTimeout, option: "--resource-timeout"))
                 ?? ImageLoaderDefaults.resourceTimeout,
-            trustedCertificatesPEM: pem.map { [$0] } ?? [])
+            trustedCertificatesPEM: pem.map { [$0] } ?? [],
+            proxy: proxySettings(),
+            retryPolicy: retries > 0 ? ImageDownloader.RetryPolicy(maxRetries: retries) : nil)
         configuration.serverTrust = try? serverTrust()
         configuration.clientCertificate = try? clientCertificate()
         let downloader = ImageDownloader(configuration: configuration)

@@ -306,13 +306,17 @@ final class HTTPConnectionPool: Sendable {
             return connected(origin, lease: id, .failure(error))
         }
         let host = origin.host
+        // Through a proxy, the connection goes to the proxy; https is tunnelled with CONNECT first.
+        let (connectHost, connectPort) = origin.proxy.map { ($0.host, $0.port) } ?? (host, origin.port)
+        let tunnel = tls == nil ? nil : origin.proxy
         // An IP literal is connected to directly: no resolver, no happy-eyeballs race (which
         // cost a loopback download more than its request). Like browsers, send SNI and check
         // the name only for host names.
-        let literalAddress = try? SocketAddress(ipAddress: host, port: origin.port)
-        let serverHostname = literalAddress == nil ? host : nil
+        let literalAddress = try? SocketAddress(ipAddress: connectHost, port: connectPort)
+        let serverHostname = (try? SocketAddress(ipAddress: host, port: origin.port)) == nil ? host : nil
         // The channel runs on `loop`, so the handshake promise can be made before it exists.
         let loop = group.next()
+        let tunnelReady = tunnel == nil ? nil : loop.makePromise(of: Void.self)
         let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
         let deadline = loop.scheduleTask(in: timeout) { [weak self] in
             self?.abortLease(id, with: HTTPLoadError.timedOut)
@@ -330,6 +334,12 @@ final class HTTPConnectionPool: Sendable {
                 }
                 guard live else { return channel.eventLoop.makeFailedFuture(HTTPLoadError.cancelled) }
                 return channel.eventLoop.makeCompletedFuture {
+                    if let tunnel, let tunnelReady {
+                        // TLS and HTTP go on once the tunnel is open (see below).
+                        try channel.pipeline.syncOperations.addHandler(
+                            ProxyTunnelHandler(target: origin, proxy: tunnel, ready: tunnelReady))
+                        return
+                    }
                     if let tls, let handshake {
                         let handlers = try serverTrust?.makeHandlers(context: tls, serverHostname: serverHostname, host: host)
                             ?? [NIOSSLClientHandler(context: tls, serverHostname: serverHostname)]
@@ -339,8 +349,16 @@ final class HTTPConnectionPool: Sendable {
                     try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
                 }
             }
-        let opened: EventLoopFuture<any Channel>
-        if let addressPolicy {
+        var opened: EventLoopFuture<any Channel>
+        if let addressPolicy, origin.proxy != nil {
+            // The proxy resolves the target's name itself; it is checked here first, so a name the
+            // policy refuses is never sent (the proxy's own lookup may still differ: see the docs).
+            // The proxy's address is the operator's choice and is not put to the policy.
+            opened = PolicyResolver.resolve(host, port: origin.port, on: loop, policy: addressPolicy, resolver: nameResolver)
+                .flatMap { _ in
+                    literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: connectHost, port: connectPort)
+                }
+        } else if let addressPolicy {
             // Resolved and checked here, then connected to by address: the address the policy
             // approved is the one connected to (no second lookup a rebinding name could answer).
             // All of a name's approved addresses are raced (Happy Eyeballs), none other.
@@ -349,11 +367,27 @@ final class HTTPConnectionPool: Sendable {
         } else if let literalAddress {
             opened = bootstrap.connect(to: literalAddress)
         } else if let nameResolver {
-            opened = PolicyResolver.lookUp(host, port: origin.port, on: loop, resolver: nameResolver)
-                .flatMap { bootstrap.resolver(ResolvedAddresses($0, on: loop)).connect(host: host, port: origin.port) }
+            opened = PolicyResolver.lookUp(connectHost, port: connectPort, on: loop, resolver: nameResolver)
+                .flatMap { bootstrap.resolver(ResolvedAddresses($0, on: loop)).connect(host: connectHost, port: connectPort) }
         } else {
             // NIO resolves the name and races its IPv6 and IPv4 addresses itself (Happy Eyeballs).
-            opened = bootstrap.connect(host: host, port: origin.port)
+            opened = bootstrap.connect(host: connectHost, port: connectPort)
+        }
+        if let tls, let handshake, let tunnelReady {
+            opened = opened.flatMap { channel in
+                tunnelReady.futureResult.flatMapErrorThrowing { error in
+                    handshake.fail(error)
+                    channel.close(promise: nil)
+                    throw error
+                }.flatMapThrowing {
+                    let handlers = try self.serverTrust?.makeHandlers(context: tls, serverHostname: serverHostname, host: host)
+                        ?? [NIOSSLClientHandler(context: tls, serverHostname: serverHostname)]
+                    try channel.pipeline.syncOperations.addHandlers(handlers)
+                    try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
+                    try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
+                    return channel
+                }
+            }
         }
         opened.flatMap { channel -> EventLoopFuture<HTTPConnection> in
             // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
@@ -380,6 +414,11 @@ final class HTTPConnectionPool: Sendable {
             }
         }.whenComplete { [self] result in
             deadline.cancel()
+            if case .failure(let error) = result {
+                // Whatever failed first, no promise of this connect is left pending.
+                tunnelReady?.fail(error)
+                handshake?.fail(error)
+            }
             connected(origin, lease: id, result)
         }
     }

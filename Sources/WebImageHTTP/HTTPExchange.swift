@@ -26,6 +26,24 @@ final class HTTPExchange: HTTPResponseConsumer {
         case status(Int)
     }
 
+    /// Where a retried hop picks up a body cut short: the bytes so far, the response they came
+    /// with, and the validator that makes the range request conditional (`If-Range`).
+    struct Resume: Sendable {
+        var data: Data
+        var response: HTTPLoadResponse
+        var validator: String
+    }
+
+    /// What a failed hop leaves for a retry.
+    struct Leftover: Sendable {
+        /// Where a retry can resume the body, if the server supports ranges and sent a validator.
+        var resume: Resume?
+        /// Whether partial data went to the sink.
+        var deliveredPartialData: Bool
+        /// The `Retry-After` of the response, if it had one.
+        var retryAfter: String?
+    }
+
     /// What the hop is doing with the body.
     private enum Phase {
         case awaitingHead
@@ -44,6 +62,10 @@ final class HTTPExchange: HTTPResponseConsumer {
         var timer: Scheduled<Void>?
         var timedOut = false
         var finished = false
+        var deliveredPartialData = false
+        var retryAfter: String?
+        /// The server answered the range request of a resume with something else than the range.
+        var resumeRefused = false
     }
 
     /// A body we drop is read this far so the connection can be reused; past it, the connection goes.
@@ -55,6 +77,7 @@ final class HTTPExchange: HTTPResponseConsumer {
     private let idleTimeout: TimeAmount
     private let onCookies: (@Sendable (URL, [String]) -> Void)?
     private let sink: @Sendable (HTTPLoadEvent) throws -> Void
+    private let resume: Resume?
     // The connection's callbacks and the idle timer run on its event loop, and so does
     // `resolve` in practice; the lock makes the state safe whatever thread the connection's end
     // is reported on (it is never contended in the steady state).
@@ -62,13 +85,20 @@ final class HTTPExchange: HTTPResponseConsumer {
 
     init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: TimeAmount,
          onCookies: (@Sendable (URL, [String]) -> Void)?,
-         sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void) {
+         sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void, resume: Resume? = nil) {
+        self.resume = resume
         self.url = url
         self.maxBodySize = maxBodySize
         self.wantsPartialData = wantsPartialData
         self.idleTimeout = idleTimeout
         self.onCookies = onCookies
         self.sink = sink
+        if let resume {
+            state.withLock { state in
+                state.data = resume.data
+                state.received = Int64(resume.data.count)
+            }
+        }
     }
 
     /// What a hop that failed with `error` amounts to: an error to throw, or (for a body that was
@@ -144,6 +174,19 @@ final class HTTPExchange: HTTPResponseConsumer {
         let expected = head.headers.first(name: "content-length").flatMap { Int64($0) }
         let info = HTTPLoadResponse(url: url, statusCode: status, headers: lowercased, expectedContentLength: expected)
 
+        let retryAfter = head.headers.first(name: "retry-after")
+        if let resume, (200..<300).contains(status) {
+            // A resumed body continues only with exactly the range asked for, of the same representation.
+            guard status == 206, Self.continues(resume, contentRange: head.headers.first(name: "content-range")) else {
+                state.withLock { $0.resumeRefused = true }
+                throw HTTPLoadError.connectionFailed("the server did not resume the body at byte \(resume.data.count) (status \(status))")
+            }
+            state.withLock { state in
+                state.lastActivity = .now()
+                state.phase = .collecting(resume.response)
+            }
+            return
+        }
         let phase: Phase
         if [301, 302, 303, 307, 308].contains(status), let location = head.headers.first(name: "location") {
             phase = .discarding(.redirect(location: location))
@@ -157,6 +200,7 @@ final class HTTPExchange: HTTPResponseConsumer {
         state.withLock { state in
             state.lastActivity = .now()
             state.phase = phase
+            state.retryAfter = retryAfter
             if case .collecting = phase, let expected, expected > 0, expected <= maxBodySize {
                 state.data.reserveCapacity(Int(expected))
             }
@@ -185,6 +229,7 @@ final class HTTPExchange: HTTPResponseConsumer {
                 // sequence's type on every call.
                 buffer.withUnsafeReadableBytes { state.data.append(contentsOf: $0) }
                 let deliversPartial = wantsPartialData && state.partialData.shouldDeliver(count: state.data.count)
+                if deliversPartial { state.deliveredPartialData = true }
                 return .progress(state.received, info.expectedContentLength, deliversPartial ? state.data : nil)
             }
         }
@@ -200,6 +245,47 @@ final class HTTPExchange: HTTPResponseConsumer {
             if let partial { try sink(.partialData(partial)) }
             return true
         }
+    }
+
+    /// What this hop leaves for a retry; call after it failed.
+    func leftover() -> Leftover {
+        state.withLock { state in
+            var resumable: Resume?
+            if case .collecting(let info) = state.phase {
+                if !state.data.isEmpty, let validator = Self.rangeValidator(of: info) {
+                    resumable = Resume(data: state.data, response: info, validator: validator)
+                }
+            } else if !state.resumeRefused {
+                // A resume that failed before its body (no connection, a 503) can be tried again.
+                resumable = resume
+            }
+            return Leftover(resume: resumable, deliveredPartialData: state.deliveredPartialData, retryAfter: state.retryAfter)
+        }
+    }
+
+    /// The validator a range request for the rest of `response`'s body can be made conditional
+    /// on: a strong `ETag`, else `Last-Modified`; `nil` when the server does not take byte ranges.
+    static func rangeValidator(of response: HTTPLoadResponse) -> String? {
+        guard let ranges = response.headers["accept-ranges"],
+              ranges.split(separator: ",").contains(where: { $0.trimmingSpacesAndTabs.lowercased() == "bytes" }) else { return nil }
+        if let etag = response.headers["etag"], !etag.hasPrefix("W/"), !etag.contains(",") { return etag }
+        return response.headers["last-modified"]
+    }
+
+    /// Whether `contentRange` (`bytes first-last/total`) starts where `resume` stopped and
+    /// describes a body of the length the first response announced, if it announced one.
+    static func continues(_ resume: Resume, contentRange: String?) -> Bool {
+        guard let contentRange, contentRange.lowercased().hasPrefix("bytes ") else { return false }
+        let spec = contentRange.dropFirst(6)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return false }
+        let bounds = parts[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last,
+              first == Int64(resume.data.count) else { return false }
+        if let expected = resume.response.expectedContentLength {
+            return parts[1] == "*" || Int64(parts[1]) == expected
+        }
+        return true
     }
 
     func finish() throws -> Outcome {

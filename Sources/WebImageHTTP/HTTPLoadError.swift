@@ -26,6 +26,9 @@ package enum HTTPLoadError: Error {
     case connectionFailed(String)
     /// The server's certificate failed verification.
     case untrustedCertificate(String)
+    /// The proxy (named `host:port`) answered 407: it wants credentials it was not given, or
+    /// refused the ones in the proxy URL.
+    case proxyAuthenticationRequired(String)
     /// The idle, connect or resource timeout expired.
     case timedOut
     /// The load was cancelled, or the session shut down.

@@ -22,6 +22,10 @@ package struct HTTPLoadHooks: Sendable {
     package var sameOriginHeaders: @Sendable (URL) -> [String: String] = { _ in [:] }
     /// Gets the `Set-Cookie` values of every response that has any (for the cookie jar).
     package var didReceiveCookies: (@Sendable (URL, [String]) -> Void)?
+    /// Replaces the loader's proxy settings.
+    package var proxy: HTTPProxySettings?
+    /// Sends a load that failed transiently again (see ``HTTPRetryPolicy``); `nil`: never.
+    package var retryPolicy: HTTPRetryPolicy?
 
     package init(defaultHeaders: DefaultRequestHeaders? = nil, maxBodySize: Int64? = nil, maxRedirects: Int? = nil,
                  resourceTimeout: Duration? = nil, allowsInsecureRedirects: Bool? = nil,

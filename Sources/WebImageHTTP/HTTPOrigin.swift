@@ -9,6 +9,9 @@ struct HTTPOrigin: Hashable, Sendable {
     var scheme: String
     var host: String
     var port: Int
+    /// The proxy connections to the origin go through: part of the connection pool's key, never
+    /// set on an origin that credentials or cookies are bound to (``init(_:)`` leaves it `nil`).
+    var proxy: HTTPProxy?
 
     init(_ url: URL) {
         scheme = url.scheme?.lowercased() ?? ""

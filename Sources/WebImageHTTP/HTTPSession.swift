@@ -43,6 +43,8 @@ package final class HTTPSession: Sendable {
         package var nameResolver: NameResolver?
         /// Told every connection opened or reused and every request, with its origin (metrics export).
         package var connectionObserver: ConnectionEventObserver?
+        /// The proxies requests go through (``HTTPProxySettings/direct``: none).
+        package var proxy: HTTPProxySettings = .direct
 
         package init(idleTimeout: Duration, resourceTimeout: Duration, connectTimeout: Duration, maxBodySize: Int64,
                      maxRedirects: Int, defaultHeaders: [String: String], allowsInvalidCertificates: Bool,

@@ -32,6 +32,8 @@ package final class HTTPTransfer: Sendable {
         case exchanging(HTTPConnection)
         /// The exchange has given its connection back: no longer ours to abort.
         case betweenHops
+        /// Waiting to send the load again after a transient failure (the timer, once scheduled).
+        case waitingToRetry(Scheduled<Void>?)
         case finished
     }
 
@@ -52,6 +54,11 @@ package final class HTTPTransfer: Sendable {
         var completion: Completion?
         var leases = 0
         var redirects = 0
+        var retries = 0
+        /// When the load started: a retry must not wait past its resource timeout.
+        var startedAt = NIODeadline.now()
+        /// Partial data went to the sink: a retry may only resume the body, never restart it.
+        var deliveredPartialData = false
         /// Every URL of the redirect chain; made at the first redirect (most loads have none).
         var visited: Set<String>?
     }
@@ -111,6 +118,7 @@ package final class HTTPTransfer: Sendable {
         let aborted = state.withLock { state -> HTTPLoadError? in
             state.completion = completion
             state.deadline = deadline
+            state.startedAt = .now()
             return state.aborted
         }
         if let aborted { finish(.failure(aborted)) } else { send(to: request.url, at: origin, attempt: 1, limits: limits) }
@@ -134,6 +142,12 @@ package final class HTTPTransfer: Sendable {
                 return { [pool] in pool.cancelLease(leaseID) }
             case .exchanging(let connection):
                 return { connection.abort() }
+            case .waitingToRetry(let timer):
+                // Nothing is under way: the load ends now (a timer not yet recorded sees `aborted`).
+                return { [self] in
+                    timer?.cancel()
+                    finish(.failure(error))
+                }
             case .notStarted, .leasing, .betweenHops, .finished:
                 // Each of these looks at `aborted` before its next step.
                 return nil
@@ -145,7 +159,7 @@ package final class HTTPTransfer: Sendable {
     // MARK: Steps
 
     /// Sends the request for `url` (the original, or a redirect's target) on a connection to `hop`, its origin.
-    private func send(to url: URL, at hop: HTTPOrigin, attempt: Int, limits: Limits) {
+    private func send(to url: URL, at hop: HTTPOrigin, attempt: Int, limits: Limits, resume: HTTPExchange.Resume? = nil) {
         guard HTTPOrigin.isHTTP(scheme: hop.scheme), !hop.host.isEmpty, let target = url.requestTarget else {
             finish(.failure(.invalidURL(url.absoluteString)))
             return
@@ -157,28 +171,45 @@ package final class HTTPTransfer: Sendable {
             return finish(.failure(error))
         }
         fields.replaceOrAdd(name: "Host", value: hop.hostHeader)
-        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: fields)
+        if let resume {
+            // The rest of the body, if it is still the same representation (else the server says so with a 200).
+            fields.replaceOrAdd(name: "Range", value: "bytes=\(resume.data.count)-")
+            fields.replaceOrAdd(name: "If-Range", value: resume.validator)
+        }
+        // The pool keys connections by proxy too; a plain-http request through one names the whole URL.
+        var route = hop
+        var uri = target
+        do {
+            route.proxy = try (hooks.proxy ?? configuration.proxy).proxy(for: hop)
+        } catch {
+            return finish(.failure(error))
+        }
+        if let proxy = route.proxy, hop.scheme == "http" {
+            uri = "http://" + hop.hostHeader + target
+            if let authorization = proxy.authorization { fields.replaceOrAdd(name: "Proxy-Authorization", value: authorization) }
+        }
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: fields)
         let exchange = HTTPExchange(url: url, maxBodySize: hooks.maxBodySize ?? configuration.maxBodySize,
                                     wantsPartialData: request.wantsPartialData, idleTimeout: limits.idle,
-                                    onCookies: hooks.didReceiveCookies, sink: sink)
+                                    onCookies: hooks.didReceiveCookies, sink: sink, resume: resume)
         let lease = state.withLock { state -> Result<Int, HTTPLoadError> in
             if let aborted = state.aborted { return .failure(aborted) }
             state.leases += 1
-            state.step = .leasing(origin: hop, lease: state.leases, waiterID: nil)
+            state.step = .leasing(origin: route, lease: state.leases, waiterID: nil)
             return .success(state.leases)
         }
         guard case .success(let lease) = lease else {
             if case .failure(let aborted) = lease { finish(.failure(aborted)) }
             return
         }
-        let leaseID = pool.lease(hop, connectTimeout: limits.connect) { [self] result in
+        let leaseID = pool.lease(route, connectTimeout: limits.connect) { [self] result in
             leased(result, head: head, exchange: exchange, url: url, hop: hop, attempt: attempt, limits: limits)
         }
         guard let leaseID else { return }
         // Recorded only if this lease is still pending; an abort that came in between withdraws it now.
         let withdrawNow = state.withLock { state -> Bool in
             guard case .leasing(_, lease, nil) = state.step else { return false }
-            state.step = .leasing(origin: hop, lease: lease, waiterID: leaseID)
+            state.step = .leasing(origin: route, lease: lease, waiterID: leaseID)
             return state.aborted != nil
         }
         if withdrawNow { pool.cancelLease(leaseID) }
@@ -191,8 +222,8 @@ package final class HTTPTransfer: Sendable {
         case .success(let leased): connection = leased
         case .failure(let error):
             // A withdrawn lease reports `cancelled`: the load ends with why it was withdrawn.
-            let aborted = state.withLock { $0.aborted }
-            return finish(.failure(aborted ?? .fromLoading(error)))
+            if let aborted = state.withLock({ $0.aborted }) { return finish(.failure(aborted)) }
+            return retryOrFinish(.fromLoading(error), exchange: exchange, url: url, hop: hop, limits: limits)
         }
         let aborted = state.withLock { state -> HTTPLoadError? in
             if let aborted = state.aborted { return aborted }
@@ -230,7 +261,7 @@ package final class HTTPTransfer: Sendable {
             }
             return send(to: url, at: hop, attempt: attempt + 1, limits: limits)
         } catch {
-            return finish(.failure(.fromLoading(error)))
+            return retryOrFinish(.fromLoading(error), exchange: exchange, url: url, hop: hop, limits: limits)
         }
         do {
             switch outcome {
@@ -240,14 +271,57 @@ package final class HTTPTransfer: Sendable {
             case .notModified(let info):
                 try sink(.notModified(info))
                 finish(.success(()))
+            case .status(407) where hop.scheme == "http":
+                // A forwarding proxy answers for the server; no origin server sends 407.
+                let proxy = try? (hooks.proxy ?? configuration.proxy).proxy(for: hop)
+                finish(.failure(proxy.map { .proxyAuthenticationRequired($0.displayName) } ?? .httpStatus(407)))
             case .status(let status):
-                finish(.failure(.httpStatus(status)))
+                retryOrFinish(.httpStatus(status), exchange: exchange, url: url, hop: hop, limits: limits)
             case .redirect(let location):
                 let next = try redirectTarget(location, from: url)
                 send(to: next, at: HTTPOrigin(next), attempt: 1, limits: limits)
             }
         } catch {
             finish(.failure(.fromLoading(error)))
+        }
+    }
+
+    /// Sends the hop to `url` again after a wait when `error` is transient and the retry policy
+    /// allows another try; else ends the load with `error`. A body partly handed to the sink
+    /// as partial data is only ever resumed (a range request), never restarted.
+    private func retryOrFinish(_ error: HTTPLoadError, exchange: HTTPExchange, url: URL, hop: HTTPOrigin, limits: Limits) {
+        guard let policy = hooks.retryPolicy, HTTPRetryPolicy.isTransient(error) else { return finish(.failure(error)) }
+        let leftover = exchange.leftover()
+        let retryAfter = leftover.retryAfter.flatMap { HTTPRetryPolicy.retryAfter($0) }
+        let retry = state.withLock { state -> (number: Int, startedAt: NIODeadline)? in
+            state.deliveredPartialData = state.deliveredPartialData || leftover.deliveredPartialData
+            guard state.aborted == nil, state.retries < policy.maxRetries,
+                  !state.deliveredPartialData || leftover.resume != nil else { return nil }
+            state.retries += 1
+            state.step = .waitingToRetry(nil)
+            return (state.retries, state.startedAt)
+        }
+        guard let retry else { return finish(.failure(error)) }
+        let wait = TimeAmount.milliseconds(Int64(HTTPRetryPolicy.seconds(policy.delay(beforeRetry: retry.number, retryAfter: retryAfter)) * 1000))
+        // A wait that outlasts the resource timeout would only delay the failure.
+        guard NIODeadline.now() + wait < retry.startedAt + limits.resource else { return finish(.failure(error)) }
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? pool.group.next()
+        let timer = loop.scheduleTask(in: wait) { [self] in
+            let go = state.withLock { state -> Bool in
+                guard case .waitingToRetry = state.step, state.aborted == nil else { return false }
+                state.step = .betweenHops
+                return true
+            }
+            if go { send(to: url, at: hop, attempt: 1, limits: limits, resume: leftover.resume) }
+        }
+        let abortedMeanwhile = state.withLock { state -> Bool in
+            guard case .waitingToRetry(nil) = state.step else { return false }
+            state.step = .waitingToRetry(timer)
+            return state.aborted != nil
+        }
+        if abortedMeanwhile {
+            timer.cancel()
+            if let aborted = state.withLock({ $0.aborted }) { finish(.failure(aborted)) }
         }
     }
 

@@ -63,6 +63,9 @@ public struct LoopbackResponse: Sendable {
     public var dropsReusedConnection = false
     /// Interim (1xx) heads sent, in this order, before the response's own head (e.g. `[103]`).
     public var interimStatuses: [Int] = []
+    /// Answer `Accept-Ranges: bytes`, and a 200 response's `Range: bytes=N-` request with 206 and
+    /// the body from byte N, unless its `If-Range` names another validator than ``etag`` or ``lastModified``.
+    public var acceptsRanges = false
 
     /// Creates a response; the defaults answer 200 with the body and its length.
     public init(status: Int = 200, headers: [String: String] = [:], body: Body = .bytes(Data()),

@@ -27,6 +27,8 @@ public final class LoopbackServer: Sendable {
 
     struct State: Sendable {
         var routes: [String: LoopbackResponse] = [:]
+        /// Responses a path answers in turn before its route (see ``route(_:sequence:)``).
+        var sequences: [String: [LoopbackResponse]] = [:]
         var log: [LoopbackRequest] = []
         var countsByPath: [String: Int] = [:]
         var abortedByPath: [String: Int] = [:]
@@ -93,6 +95,16 @@ public final class LoopbackServer: Sendable {
     /// Registers (or replaces) the response for `path` (matched without the query).
     public func route(_ path: String, _ response: LoopbackResponse) {
         state.withLock { $0.routes[path] = response }
+    }
+
+    /// Registers responses that `path` answers in turn, one per request; the last one keeps
+    /// answering after the others were used (a 503, then the image).
+    public func route(_ path: String, sequence: [LoopbackResponse]) {
+        guard let last = sequence.last else { return }
+        state.withLock { state in
+            state.routes[path] = last
+            state.sequences[path] = Array(sequence.dropLast())
+        }
     }
 
     /// Every request received so far, in arrival order.
@@ -248,7 +260,12 @@ public final class LoopbackServer: Sendable {
             state.log.append(LoopbackRequest(order: state.log.count, method: "\(head.method)", path: path,
                                              uri: head.uri, headers: headers, connection: connection))
             state.countsByPath[path, default: 0] += 1
-            route = state.routes[path]
+            if let next = state.sequences[path]?.first {
+                state.sequences[path]?.removeFirst()
+                route = next
+            } else {
+                route = state.routes[path]
+            }
         }
         var response = route ?? .status(404)
         if reused && response.dropsReusedConnection {
@@ -274,13 +291,26 @@ public final class LoopbackServer: Sendable {
         if let modified = response.lastModified, let sent = headers["if-modified-since"], sent == modified { notModified = true }
         if notModified { response.status = 304; response.body = .bytes(Data()) }
 
+        // A range request for the rest of the body, honoured when the validator still matches.
+        var rangeStart: Int?
+        if response.acceptsRanges, !notModified, response.status == 200, let range = headers["range"],
+           range.hasPrefix("bytes="), range.hasSuffix("-"), let start = Int(range.dropFirst(6).dropLast()),
+           start >= 0, start < response.body.count {
+            let ifRange = headers["if-range"]
+            if ifRange == nil || ifRange == response.etag || ifRange == response.lastModified { rangeStart = start }
+        }
+
         var responseHeaders = HTTPHeaders()
         for (name, value) in response.headers { responseHeaders.add(name: name, value: value) }
+        if response.acceptsRanges { responseHeaders.replaceOrAdd(name: "Accept-Ranges", value: "bytes") }
         if let etag = response.etag { responseHeaders.replaceOrAdd(name: "ETag", value: etag) }
         if let modified = response.lastModified { responseHeaders.replaceOrAdd(name: "Last-Modified", value: modified) }
         let bodyCount = response.body.count
         if notModified {
             // 304 carries no body and no length.
+        } else if let rangeStart {
+            responseHeaders.replaceOrAdd(name: "Content-Range", value: "bytes \(rangeStart)-\(bodyCount - 1)/\(bodyCount)")
+            responseHeaders.replaceOrAdd(name: "Content-Length", value: String(bodyCount - rangeStart))
         } else if let announced = response.announcedLength {
             responseHeaders.replaceOrAdd(name: "Content-Length", value: String(announced))
         } else if response.sendsContentLength {
@@ -292,11 +322,11 @@ public final class LoopbackServer: Sendable {
         for interim in response.interimStatuses {
             try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: interim))))
         }
-        try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status),
+        try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: rangeStart == nil ? response.status : 206),
                                                          headers: responseHeaders)))
 
         if !isHead && !notModified {
-            var sent = 0
+            var sent = rangeStart ?? 0
             let chunkSize = max(1, response.drip?.chunkSize ?? 64 * 1024)
             var gatePending: Int? = nil
             if let _ = response.gate, case .afterBodyBytes(let n) = response.gatePoint { gatePending = n }

@@ -366,7 +366,7 @@ final class DownloadCoordinator: Sendable {
         } else {
             storeCookies = nil
         }
-        return HTTPLoadHooks(
+        var hooks = HTTPLoadHooks(
             defaultHeaders: DefaultRequestHeaders(configuration.headers),
             maxBodySize: configuration.maxBodySize,
             maxRedirects: configuration.maxRedirects,
@@ -386,6 +386,9 @@ final class DownloadCoordinator: Sendable {
                 return headers
             },
             didReceiveCookies: storeCookies)
+        hooks.proxy = configuration.proxy.httpSettings
+        hooks.retryPolicy = configuration.retryPolicy.map(\.httpPolicy)
+        return hooks
     }
 
     // MARK: Observers

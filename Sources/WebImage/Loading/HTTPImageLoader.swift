@@ -55,6 +55,9 @@ public final class HTTPImageLoader: ImageLoader {
         public var clientCertificate: ImageDownloader.ClientCertificate?
         /// How long a pooled connection may sit idle before it is closed (60 s by default).
         public var idleConnectionTimeout: Duration = .seconds(60)
+        /// The proxies requests go through; by default the environment's (`http_proxy`,
+        /// `https_proxy`, `no_proxy`), read when the configuration is made.
+        public var proxy: ImageDownloader.ProxySettings
 
         /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
         public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
@@ -68,7 +71,9 @@ public final class HTTPImageLoader: ImageLoader {
                     trustedCertificatesPEM: [String] = [],
                     allowsInsecureRedirects: Bool = false,
                     redirectPolicy: ImageDownloader.RedirectPolicy? = nil,
-                    connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil) {
+                    connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil,
+                    proxy: ImageDownloader.ProxySettings = .environment()) {
+            self.proxy = proxy
             self.connectAddressPolicy = connectAddressPolicy
             self.idleTimeout = idleTimeout
             self.resourceTimeout = resourceTimeout
@@ -108,6 +113,7 @@ public final class HTTPImageLoader: ImageLoader {
         http.clientCertificate = configuration.clientCertificate?.http
         http.idleConnectionTimeout = configuration.idleConnectionTimeout
         http.connectionObserver = ImageDownloader.ConnectionMetrics.export
+        http.proxy = configuration.proxy.httpSettings
         session = HTTPSession(configuration: http)
     }
 

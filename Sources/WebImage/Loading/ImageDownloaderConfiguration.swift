@@ -107,6 +107,11 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// How long a pooled connection may sit idle before it is closed; `nil` (the default) is 60 s.
     /// Setting it gives the downloader a connection pool of its own.
     public var idleConnectionTimeout: Duration?
+    /// The proxies HTTP requests go through; by default the environment's (`http_proxy`,
+    /// `https_proxy`, `no_proxy`), read when the configuration is made. See ``ImageDownloader/ProxySettings``.
+    public var proxy: ImageDownloader.ProxySettings
+    /// Sends HTTP downloads that failed transiently again; `nil` (the default): never. See ``ImageDownloader/RetryPolicy``.
+    public var retryPolicy: ImageDownloader.RetryPolicy?
     /// The largest body accepted.
     public var maxBodySize: Int64
     /// How many redirects are followed.
@@ -127,7 +132,11 @@ public struct ImageDownloaderConfiguration: Sendable {
                 resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
                 allowsInsecureRedirects: Bool = false, redirectPolicy: ImageDownloader.RedirectPolicy? = nil,
                 allowsCredentialsOverHTTP: Bool = false, trustedCertificatesPEM: [String] = [],
-                connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil) {
+                connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil,
+                proxy: ImageDownloader.ProxySettings = .environment(),
+                retryPolicy: ImageDownloader.RetryPolicy? = nil) {
+        self.proxy = proxy
+        self.retryPolicy = retryPolicy
         self.connectAddressPolicy = connectAddressPolicy
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.executionOrder = executionOrder

@@ -25,6 +25,7 @@ extension WebImageError {
         case .emptyData: self = .emptyData
         case .connectionFailed(let reason): self = .connectionFailed(reason)
         case .untrustedCertificate(let reason): self = .untrustedCertificate(reason)
+        case .proxyAuthenticationRequired(let proxy): self = .proxyAuthenticationRequired(proxy)
         case .timedOut: self = .timedOut
         case .cancelled: self = .cancelled
         case .consumer(let error): self = .fromLoading(error)

@@ -50,6 +50,10 @@ public enum WebImageError: Error, Sendable, Hashable {
     case insecureRedirect(String)
     /// A cache namespace that is not one plain directory name (empty, `.`, `..`, with `/`).
     case invalidNamespace(String)
+    /// The HTTP proxy (named `host:port`) answered 407: it wants credentials it was not given,
+    /// or refused the ones given (see ``ImageDownloader/ProxySettings``). Permanent: the same
+    /// request through the same proxy fails the same way.
+    case proxyAuthenticationRequired(String)
 
     /// Whether trying again later may succeed: timeouts, lost connections and cancellation are
     /// transient; a 404 or corrupt data is not.
@@ -84,6 +88,7 @@ public enum WebImageError: Error, Sendable, Hashable {
         case .invalidRequest: "invalidRequest"
         case .insecureRedirect: "insecureRedirect"
         case .invalidNamespace: "invalidNamespace"
+        case .proxyAuthenticationRequired: "proxyAuthenticationRequired"
         }
     }
 }
@@ -112,6 +117,7 @@ extension WebImageError: CustomStringConvertible {
         case .invalidRequest(let reason): "invalid request: \(reason)"
         case .insecureRedirect(let target): "refused redirect from https to plain http: \(target)"
         case .invalidNamespace(let reason): "invalid cache namespace: \(reason)"
+        case .proxyAuthenticationRequired(let proxy): "the proxy \(proxy) requires authentication (407)"
         }
     }
 }

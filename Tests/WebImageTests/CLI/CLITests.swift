@@ -16,14 +16,16 @@ struct CLIRun: Sendable {
 }
 
 /// Runs the built `webimage` binary off the cooperative pool (its pipes and exit are waited for
-/// on a dispatch thread, so a slow run never starves the tests' own tasks).
-func runCLI(_ arguments: [String]) async throws -> CLIRun {
+/// on a dispatch thread, so a slow run never starves the tests' own tasks). `environment`
+/// replaces the inherited environment.
+func runCLI(_ arguments: [String], environment: [String: String]? = nil) async throws -> CLIRun {
     let binary = try #require(CrashSafetyTests.binary)
     return try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
             let process = Process()
             process.executableURL = binary
             process.arguments = arguments
+            if let environment { process.environment = environment }
             let out = Pipe()
             // stderr goes to a file, so a chatty child never blocks on a full pipe nobody reads.
             let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-cli-\(UUID().uuidString).err")

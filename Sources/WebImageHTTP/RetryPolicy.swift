@@ -1,0 +1,103 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import WebImageSupport
+
+/// When and after how long a failed load is sent again: transient failures only, capped
+/// exponential backoff with jitter, the server's `Retry-After` honoured (within the cap).
+///
+/// Transient: no connection or a connection lost (before the response, or during a body that
+/// can be restarted or resumed), a timeout between bytes, and the statuses 408, 429, 500, 502,
+/// 503 and 504. Never: other statuses, TLS trust failures, refused redirects, limits,
+/// cancellation, the resource timeout, or an error the caller's sink threw.
+package struct HTTPRetryPolicy: Sendable {
+    /// How many times a load is sent again after its first try.
+    package var maxRetries: Int
+    /// The wait before the first retry; each next one doubles it.
+    package var baseDelay: Duration
+    /// The longest wait, whether computed or asked for by `Retry-After`.
+    package var maxDelay: Duration
+    /// How much of each computed wait is random, 0 (none) to 1 (anywhere from 0 to the full wait).
+    package var jitter: Double
+    /// A random number in `0..<1`; replaceable so that tests see fixed waits.
+    package var random: @Sendable () -> Double
+
+    package init(maxRetries: Int, baseDelay: Duration, maxDelay: Duration, jitter: Double,
+                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.maxRetries = maxRetries
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+        self.random = random
+    }
+
+    /// The statuses a server sends for a condition that may pass.
+    package static let transientStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+
+    /// Whether a load that failed with `error` may be sent again.
+    package static func isTransient(_ error: HTTPLoadError) -> Bool {
+        switch error {
+        case .connectionFailed, .truncatedData, .timedOut: true
+        case .httpStatus(let status): transientStatuses.contains(status)
+        default: false
+        }
+    }
+
+    /// The wait before retry number `retry` (from 1): `baseDelay` doubled each time, capped at
+    /// `maxDelay`, less a random part of up to `jitter` of it; a `retryAfter` the server asked
+    /// for replaces it, capped at `maxDelay` too. Never negative.
+    package func delay(beforeRetry retry: Int, retryAfter: Duration?) -> Duration {
+        let cap = max(0, Self.seconds(maxDelay))
+        if let retryAfter { return Self.duration(min(max(0, Self.seconds(retryAfter)), cap)) }
+        let doublings = UInt64(1) << UInt64(min(max(retry - 1, 0), 62))
+        let computed = min(max(0, Self.seconds(baseDelay)) * Double(doublings), cap)
+        let spread = min(max(jitter.isFinite ? jitter : 0, 0), 1)
+        let fraction = min(max(random(), 0), 1)
+        return Self.duration(computed * (1 - spread * fraction))
+    }
+
+    /// The wait a `Retry-After` value asks for: delay-seconds, or an HTTP date (IMF-fixdate,
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`) less `now`. `nil` for anything else; a date past gives zero.
+    package static func retryAfter(_ value: String, now: Date = Date()) -> Duration? {
+        let text = value.trimmingSpacesAndTabs
+        if !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) {
+            // Beyond any cap anyway: saturate rather than overflow.
+            return .seconds(Int64(text.prefix(12)) ?? 0)
+        }
+        guard let date = imfFixdate(text) else { return nil }
+        return duration(max(0, date - now.timeIntervalSince1970))
+    }
+
+    /// Seconds since 1970 of an IMF-fixdate.
+    private static func imfFixdate(_ text: String) -> Double? {
+        // "Sun, 06 Nov 1994 08:49:37 GMT"
+        let parts = text.split(separator: " ")
+        guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
+              let day = Int(parts[1]), parts[1].count == 2, let year = Int(parts[3]), parts[3].count == 4 else { return nil }
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard let monthIndex = months.firstIndex(of: String(parts[2])) else { return nil }
+        let time = parts[4].split(separator: ":")
+        guard time.count == 3, let hour = Int(time[0]), let minute = Int(time[1]), let second = Int(time[2]),
+              (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
+        // Days from the civil date (Howard Hinnant's algorithm).
+        let month = monthIndex + 1
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146097 + dayOfEra - 719468
+        return Double(days) * 86400 + Double(hour * 3600 + minute * 60 + second)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func duration(_ seconds: Double) -> Duration {
+        // Within a century: a wait that long is no wait anyone means, and the conversion stays exact.
+        .milliseconds(Int64((min(max(seconds, 0), 3_153_600_000) * 1000).rounded(.up)))
+    }
+}
