@@ -23,9 +23,11 @@ swift build "${flags[@]}" --build-tests "$@"
 # throttled link, the manager's progressive option), whose decodes, encodes and child processes would starve the first group; then
 # the rest. Decoder and colour suites hold the two cooperative threads for seconds at a time, which
 # on two cores delays a loopback server's drip or a test's reading past a one-second idle timeout.
-# Every suite of the HTTP stack's own target (WebImageHTTPTests) keeps time.
-timed='WebImageHTTPTests\.|WebImageTests\.(HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|Proxy|Retry|CLI|LoadJSONContract|DecodeNewFormatsCLI)'
-services='WebImageTests\.(Server|Fleet|PlaygroundPage|ProgressiveLoad|LoadProgressiveCLI|ImageManagerOptions)'
-swift test "${flags[@]}" --skip-build --filter "$timed" "$@"
+# Every suite of the HTTP stack's own target (WebImageHTTPTests) keeps time. The proxy and
+# client-certificate suites make keys and CAs with `openssl` and start tinyproxy, waiting on those
+# processes from a cooperative thread: beside the first group they stalled its loads for 3 s.
+timed='WebImageHTTPTests\.|WebImageTests\.(HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|Retry|CLI|LoadJSONContract|DecodeNewFormatsCLI)'
+services='WebImageTests\.(Server|Fleet|PlaygroundPage|ProgressiveLoad|LoadProgressiveCLI|ImageManagerOptions|Proxy|CLIProxy|CLITrust)'
+swift test "${flags[@]}" --skip-build --filter "$timed" --skip "$services" "$@"
 swift test "${flags[@]}" --skip-build --filter "$services" "$@"
 exec swift test "${flags[@]}" --skip-build --skip "$timed|$services" "$@"
