@@ -55,7 +55,7 @@ http {
     scgi_temp_path $WORK/tmp/scgi;
     types { image/jpeg jpg; }
     server {
-        listen 127.0.0.1:$PORT;
+        listen 127.0.0.1:$PORT ${NGINX_LISTEN_FLAGS:-};
         root $WORK/www;
         ${NGINX_SERVER_EXTRA:-}
     }
@@ -63,9 +63,10 @@ http {
 CONF
     "$nginx" -c "$WORK/nginx.conf" -p "$WORK" 2>"$WORK/logs/stderr.log" &
     NGINX_PID=$!
-    local probe="http://127.0.0.1:$PORT/$(ls "$WORK/www" | head -1)"
+    # NGINX_PROBE_SCHEME/NGINX_CURL_FLAGS: a TLS listener (NGINX_LISTEN_FLAGS="ssl http2") is probed over https.
+    local probe="${NGINX_PROBE_SCHEME:-http}://127.0.0.1:$PORT/$(ls "$WORK/www" | head -1)"
     for _ in $(seq 1 50); do
-        curl -sf -o /dev/null "$probe" && return 0
+        curl -sf ${NGINX_CURL_FLAGS:-} -o /dev/null "$probe" && return 0
         sleep 0.1
     done
     echo "nginx did not start:" >&2

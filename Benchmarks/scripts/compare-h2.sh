@@ -70,48 +70,12 @@ if python3 -c "import sys; sys.exit(0 if tuple(map(int, '$version'.split('.'))) 
 else
     LISTEN_FLAGS="ssl http2"; H2_DIRECTIVE=""
 fi
-TLS_DIRECTIVES="ssl_certificate $WORK/cert.pem; ssl_certificate_key $WORK/key.pem; $H2_DIRECTIVE http2_max_concurrent_streams 128;"
 # bench-fixture's start_nginx, with TLS and HTTP/2 on the listener and an https probe.
-start_nginx_tls() {
-    local nginx="$NGINX_BIN"
-    mkdir -p "$WORK/logs" "$WORK/tmp"
-    chmod -R a+rX "$WORK"
-    PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
-    cat > "$WORK/nginx.conf" <<CONF
-daemon off;
-worker_processes 2;
-pid $WORK/logs/nginx.pid;
-error_log $WORK/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    keepalive_requests 100000;
-    keepalive_timeout 60s;
-    client_body_temp_path $WORK/tmp/body;
-    proxy_temp_path $WORK/tmp/proxy;
-    fastcgi_temp_path $WORK/tmp/fastcgi;
-    uwsgi_temp_path $WORK/tmp/uwsgi;
-    scgi_temp_path $WORK/tmp/scgi;
-    types { image/jpeg jpg; }
-    server {
-        listen 127.0.0.1:$PORT $LISTEN_FLAGS;
-        root $WORK/www;
-        $TLS_DIRECTIVES
-    }
-}
-CONF
-    "$nginx" -c "$WORK/nginx.conf" -p "$WORK" 2>"$WORK/logs/stderr.log" &
-    NGINX_PID=$!
-    for _ in $(seq 1 50); do
-        curl -sf --cacert "$WORK/cert.pem" -o /dev/null "https://127.0.0.1:$PORT/0.jpg" && return 0
-        sleep 0.1
-    done
-    echo "nginx did not start:" >&2
-    cat "$WORK/logs/"* >&2
-    return 1
-}
-start_nginx_tls
+NGINX_LISTEN_FLAGS="$LISTEN_FLAGS"
+NGINX_SERVER_EXTRA="ssl_certificate $WORK/cert.pem; ssl_certificate_key $WORK/key.pem; $H2_DIRECTIVE http2_max_concurrent_streams 128;"
+NGINX_PROBE_SCHEME=https
+NGINX_CURL_FLAGS="--cacert $WORK/cert.pem"
+NGINX="$NGINX_BIN" start_nginx
 
 python3 "$(dirname "$0")/latency-relay.py" --listen 0 --to "127.0.0.1:$PORT" --delay-ms "$DELAY_MS" > "$WORK/relay.out" &
 RELAY_PID=$!
