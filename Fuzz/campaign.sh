@@ -24,7 +24,7 @@ for target in "${targets[@]}"; do
     executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
     result=clean
     if [ "$status" -ne 0 ]; then
-        result="finding (exit $status): $(grep -m1 -E 'ERROR: (AddressSanitizer|libFuzzer)|Fatal error' "$log" | cut -c1-120)"
+        result="finding (exit $status): $(grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|Fatal error' "$log" | cut -c1-120)"
         found=1
         tail -n 40 "$log" >&2
     fi

@@ -321,34 +321,38 @@ final class HTTPConnectionPool: Sendable {
         let deadline = loop.scheduleTask(in: timeout) { [weak self] in
             self?.abortLease(id, with: HTTPLoadError.timedOut)
         }
-        let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(timeout)
-            .channelOption(.socketOption(.so_keepalive), value: 1)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .channelInitializer { [self] channel in
-                // Recorded so a withdrawn or timed-out lease can close it.
-                let live = state.withLock { state -> Bool in
-                    guard state.pending[id] != nil else { return false }
-                    state.pending[id]?.channels.append(channel)
-                    return true
-                }
-                guard live else { return channel.eventLoop.makeFailedFuture(HTTPLoadError.cancelled) }
-                return channel.eventLoop.makeCompletedFuture {
-                    if let tunnel, let tunnelReady {
-                        // TLS and HTTP go on once the tunnel is open (see below).
-                        try channel.pipeline.syncOperations.addHandler(
-                            ProxyTunnelHandler(target: origin, proxy: tunnel, ready: tunnelReady))
-                        return
+        // ClientBootstrap is not Sendable: a lookup's callback makes its own from this.
+        let makeBootstrap: @Sendable () -> ClientBootstrap = { [self] in
+            ClientBootstrap(group: loop)
+                .connectTimeout(timeout)
+                .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .channelInitializer { [self] channel in
+                    // Recorded so a withdrawn or timed-out lease can close it.
+                    let live = state.withLock { state -> Bool in
+                        guard state.pending[id] != nil else { return false }
+                        state.pending[id]?.channels.append(channel)
+                        return true
                     }
-                    if let tls, let handshake {
-                        let handlers = try serverTrust?.makeHandlers(context: tls, serverHostname: serverHostname, host: host)
-                            ?? [NIOSSLClientHandler(context: tls, serverHostname: serverHostname)]
-                        try channel.pipeline.syncOperations.addHandlers(handlers)
-                        try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
+                    guard live else { return channel.eventLoop.makeFailedFuture(HTTPLoadError.cancelled) }
+                    return channel.eventLoop.makeCompletedFuture {
+                        if let tunnel, let tunnelReady {
+                            // TLS and HTTP go on once the tunnel is open (see below).
+                            try channel.pipeline.syncOperations.addHandler(
+                                ProxyTunnelHandler(target: origin, proxy: tunnel, ready: tunnelReady))
+                            return
+                        }
+                        if let tls, let handshake {
+                            let handlers = try serverTrust?.makeHandlers(context: tls, serverHostname: serverHostname, host: host)
+                                ?? [NIOSSLClientHandler(context: tls, serverHostname: serverHostname)]
+                            try channel.pipeline.syncOperations.addHandlers(handlers)
+                            try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
+                        }
+                        try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
                     }
-                    try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
                 }
-            }
+        }
+        let bootstrap = makeBootstrap()
         var opened: EventLoopFuture<any Channel>
         if let addressPolicy, origin.proxy != nil {
             // The proxy resolves the target's name itself; it is checked here first, so a name the
@@ -356,19 +360,19 @@ final class HTTPConnectionPool: Sendable {
             // The proxy's address is the operator's choice and is not put to the policy.
             opened = PolicyResolver.resolve(host, port: origin.port, on: loop, policy: addressPolicy, resolver: nameResolver)
                 .flatMap { _ in
-                    literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: connectHost, port: connectPort)
+                    literalAddress.map { makeBootstrap().connect(to: $0) } ?? makeBootstrap().connect(host: connectHost, port: connectPort)
                 }
         } else if let addressPolicy {
             // Resolved and checked here, then connected to by address: the address the policy
             // approved is the one connected to (no second lookup a rebinding name could answer).
             // All of a name's approved addresses are raced (Happy Eyeballs), none other.
             opened = PolicyResolver.resolve(host, port: origin.port, on: loop, policy: addressPolicy, resolver: nameResolver)
-                .flatMap { bootstrap.resolver(ResolvedAddresses($0, on: loop)).connect(host: host, port: origin.port) }
+                .flatMap { makeBootstrap().resolver(ResolvedAddresses($0, on: loop)).connect(host: host, port: origin.port) }
         } else if let literalAddress {
             opened = bootstrap.connect(to: literalAddress)
         } else if let nameResolver {
             opened = PolicyResolver.lookUp(connectHost, port: connectPort, on: loop, resolver: nameResolver)
-                .flatMap { bootstrap.resolver(ResolvedAddresses($0, on: loop)).connect(host: connectHost, port: connectPort) }
+                .flatMap { makeBootstrap().resolver(ResolvedAddresses($0, on: loop)).connect(host: connectHost, port: connectPort) }
         } else {
             // NIO resolves the name and races its IPv6 and IPv4 addresses itself (Happy Eyeballs).
             opened = bootstrap.connect(host: connectHost, port: connectPort)
