@@ -8,6 +8,15 @@ import Testing
 /// YCCK JPEG with a CMYK profile). Tolerance: 1 per channel (lcms2's rounding may differ by one
 /// between its optimised pipelines), at pixels that are not fully transparent.
 @Suite struct ColorConversionTests {
+    /// A made profile's bytes depend on its colour space alone: lcms2 stamped the build time into
+    /// the header, so the same space built a second apart compared unequal (a CI run of the JXL
+    /// sequence test failed on it) and missed the transform cache.
+    @Test func madeProfilesCarryAFixedDateNotTheBuildTime() throws {
+        let profile = try #require(ColorProfileBuilder.rgbProfile(primaries: .displayP3, transfer: .sRGB))
+        #expect(Array(profile[24..<36]) == ColorProfileBuilder.fixedCreationDate)
+        #expect(ColorProfileBuilder.rgbProfile(primaries: .displayP3, transfer: .sRGB) == profile)
+    }
+
     static let adobeRGBPath = "/usr/share/color/icc/compatibleWithAdobeRGB1998.icc"
     static let sRGBPath = "/usr/share/color/icc/sRGB.icc"
     static var hasProfiles: Bool { FileManager.default.fileExists(atPath: adobeRGBPath) }

@@ -159,7 +159,15 @@ package enum ColorProfileBuilder {
         var size: cmsUInt32Number = 0
         guard cmsSaveProfileToMem(profile, nil, &size) != 0, size > 0 else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(size))
-        guard cmsSaveProfileToMem(profile, &bytes, &size) != 0 else { return nil }
+        guard cmsSaveProfileToMem(profile, &bytes, &size) != 0, bytes.count >= 36 else { return nil }
+        // lcms2 stamps the header with the time the profile was made (bytes 24..<36), so two builds
+        // of one colour space a second apart differed: equal images compared unequal and the
+        // transform cache, keyed by the bytes, missed. A fixed date makes the bytes a function of
+        // the colour space alone (no profile ID is computed, so none goes stale).
+        bytes.replaceSubrange(24..<36, with: Self.fixedCreationDate)
         return Data(bytes.prefix(Int(size)))
     }
+
+    /// 2000-01-01 00:00:00 as an ICC dateTimeNumber (six big-endian 16-bit fields).
+    static let fixedCreationDate: [UInt8] = [0x07, 0xD0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]
 }
