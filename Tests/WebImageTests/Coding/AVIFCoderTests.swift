@@ -181,14 +181,8 @@ enum PillowAVIF {
         let candidates = [ProcessInfo.processInfo.environment["WEBIMAGE_PILLOW_PYTHON"], "/usr/bin/python3"].compactMap { $0 }
         return candidates.first { path in
             guard FileManager.default.isExecutableFile(atPath: path) else { return false }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["-c", "from PIL import features; import sys; sys.exit(0 if features.check('avif') else 1)"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return false }
-            process.waitUntilExit()
-            return process.terminationStatus == 0
+            let check = "from PIL import features; import sys; sys.exit(0 if features.check('avif') else 1)"
+            return (try? ChildProcess.run(path, ["-c", check]))?.status == 0
         }
     }()
 
@@ -204,12 +198,7 @@ enum PillowAVIF {
                 if data[i] == 0: data[i-3:i] = b"\\0\\0\\0"
             open("%s/%d.rgba" % (sys.argv[2], index), "wb").write(data)
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(python))
-        process.arguments = ["-c", script, file.path, directory.path]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        try #require(try ChildProcess.run(try #require(python), ["-c", script, file.path, directory.path]).status == 0)
         var frames: [Data] = []
         while let data = try? Data(contentsOf: directory.appendingPathComponent("\(frames.count).rgba")) { frames.append(data) }
         return frames

@@ -23,14 +23,8 @@ struct CodecTool {
 
     /// Runs the tool and throws when it fails.
     func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(path))
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "\(name) \(arguments.joined(separator: " ")) failed")
+        let status = try ChildProcess.run(try #require(path), arguments).status
+        try #require(status == 0, "\(name) \(arguments.joined(separator: " ")) failed")
     }
 }
 

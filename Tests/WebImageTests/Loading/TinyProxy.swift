@@ -43,7 +43,8 @@ final class TinyProxy: Sendable {
         let executable = try #require(executable)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-tinyproxy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let port = try freePort()
+        // tinyproxy takes no port 0.
+        let port = try ExternalTool.freePort()
         var config = ["Port \(port)", "Listen 127.0.0.1", "Timeout 30", "MaxClients 64", "Allow 127.0.0.1", "LogLevel Info"]
         config += connectPorts.map { "ConnectPort \($0)" }
         if let basicAuth { config.append("BasicAuth \(basicAuth.user) \(basicAuth.password)") }
@@ -127,37 +128,11 @@ final class TinyProxy: Sendable {
             }
         }.start()
     }
-
-    /// A port nothing listens on now: bound to port 0 and closed (tinyproxy takes no port 0).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw CancellationError() }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Bool in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw CancellationError() }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 /// Runs `body` with a tinyproxy of its own, stopped afterwards even on failure.
 func withTinyProxy<T: Sendable>(connectPorts: [Int] = [], basicAuth: (user: String, password: String)? = nil,
                                 _ body: (TinyProxy) async throws -> T) async throws -> T {
     let proxy = try await TinyProxy.start(connectPorts: connectPorts, basicAuth: basicAuth)
-    do {
-        let result = try await body(proxy)
-        await proxy.stop()
-        return result
-    } catch {
-        await proxy.stop()
-        throw error
-    }
+    return try await withShutdown(of: proxy, { await $0.stop() }, body)
 }

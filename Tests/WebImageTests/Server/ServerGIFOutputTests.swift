@@ -28,13 +28,7 @@ struct ServerGIFOutputTests {
         harness.origin.route("/still.gif", .image(still, contentType: "image/gif"))
         harness.origin.route("/anim.webp", .image(ServerTestImages.animation, contentType: "image/webp"))
         harness.origin.route("/photo.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
-        do {
-            try await body(harness)
-        } catch {
-            try? await harness.stop()
-            throw error
-        }
-        try await harness.stop()
+        try await withShutdown(of: harness, { try await $0.stop() }, body)
     }
 
     /// Every frame of `reply` is the source frame's colour, with its delay.

@@ -18,13 +18,7 @@ struct ServerImageEndpointTests {
         harness.origin.route("/alpha.png", .image(ServerTestImages.alpha, contentType: "image/png"))
         harness.origin.route("/anim.webp", .image(ServerTestImages.animation, contentType: "image/webp"))
         harness.origin.route("/rotated.jpg", .image(ServerTestImages.rotated, contentType: "image/jpeg"))
-        do {
-            try await body(harness)
-        } catch {
-            try? await harness.stop()
-            throw error
-        }
-        try await harness.stop()
+        try await withShutdown(of: harness, { try await $0.stop() }, body)
     }
 
     private func size(_ reply: HTTPReply) throws -> String {

@@ -83,15 +83,7 @@ enum PillowOracle {
 
     /// Runs the oracle's python with `arguments`: its exit status and standard output.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, Array(output))
+        let result = try ChildProcess.run(python, arguments)
+        return (result.status, Array(result.output))
     }
 }

@@ -16,19 +16,11 @@ extension LoopbackTLS {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = directory.appendingPathComponent("key.pem"), certificate = directory.appendingPathComponent("cert.pem")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                             "-days", "2", "-subj", "/CN=127.0.0.1",
-                             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                             "-keyout", key.path, "-out", certificate.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw LoopbackTLSError.opensslFailed(process.terminationStatus)
-        }
+        let status = try ChildProcess.run(openssl, [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout", key.path, "-out", certificate.path]).status
+        guard status == 0 else { throw LoopbackTLSError.opensslFailed(status) }
         return try LoopbackTLS(certificateFile: certificate.path, privateKeyFile: key.path)
     }
 }
@@ -37,22 +29,12 @@ extension LoopbackTLS {
 enum TestCertificates {
     /// Runs `script` with `/bin/sh` in `directory` (with `$OPENSSL` set) and returns its standard output.
     static func shell(_ script: String, in directory: URL) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "set -e; " + script]
-        process.currentDirectoryURL = directory
         var environment = ProcessInfo.processInfo.environment
         environment["OPENSSL"] = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"]
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) ?? "openssl"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw LoopbackTLSError.opensslFailed(process.terminationStatus) }
-        return String(decoding: data, as: UTF8.self)
+        let result = try ChildProcess.run("/bin/sh", ["-c", "set -e; " + script], environment: environment, directory: directory)
+        guard result.status == 0 else { throw LoopbackTLSError.opensslFailed(result.status) }
+        return String(decoding: result.output, as: UTF8.self)
     }
 
     /// The base64 SHA-256 of the SubjectPublicKeyInfo of the certificate in `pem`, as openssl
