@@ -30,11 +30,18 @@ package enum ConnectionEvent: String, Sendable {
 package typealias ConnectionEventObserver = @Sendable (_ origin: String, _ event: ConnectionEvent) -> Void
 
 /// The per-origin counters of one connection pool, keyed by origin (`scheme://host[:port]`).
-/// Bounded like the pool itself: one entry per origin the process talked to.
+/// Bounded: past ``maximumOrigins`` origins, new ones are counted together under
+/// ``otherOrigins``, so a process fetching from ever-new (hostile) hosts keeps a bounded table and
+/// hands its metrics backend a bounded set of `origin` labels.
 final class ConnectionMetrics: Sendable {
     typealias Event = ConnectionEvent
 
-    private let counts = Locked([HTTPOrigin: ConnectionCounts]())
+    /// How many origins are counted one by one.
+    static let maximumOrigins = 256
+    /// The key the origins past ``maximumOrigins`` are counted under.
+    static let otherOrigins = "other"
+
+    private let counts = Locked([String: ConnectionCounts]())
     private let observer: ConnectionEventObserver?
 
     init(observer: ConnectionEventObserver? = nil) {
@@ -42,19 +49,22 @@ final class ConnectionMetrics: Sendable {
     }
 
     func record(_ event: Event, for origin: HTTPOrigin) {
-        observer?("\(origin.scheme)://\(origin.hostHeader)", event)
-        counts.withLock { counts in
+        let origin = "\(origin.scheme)://\(origin.hostHeader)"
+        let key = counts.withLock { counts -> String in
+            let key = counts[origin] != nil || counts.count < Self.maximumOrigins ? origin : Self.otherOrigins
             switch event {
-            case .opened: counts[origin, default: ConnectionCounts()].opened += 1
-            case .reused: counts[origin, default: ConnectionCounts()].reused += 1
-            case .request: counts[origin, default: ConnectionCounts()].requests += 1
+            case .opened: counts[key, default: ConnectionCounts()].opened += 1
+            case .reused: counts[key, default: ConnectionCounts()].reused += 1
+            case .request: counts[key, default: ConnectionCounts()].requests += 1
             }
+            return key
         }
+        observer?(key, event)
     }
 
-    /// The counts so far, by `scheme://host[:port]` (the port only when not the scheme's default).
+    /// The counts so far, by `scheme://host[:port]` (the port only when not the scheme's default),
+    /// and ``otherOrigins`` for those past ``maximumOrigins``.
     func snapshot() -> [String: ConnectionCounts] {
-        let counts = counts.withLock { $0 }
-        return Dictionary(counts.map { ("\($0.key.scheme)://\($0.key.hostHeader)", $0.value) }, uniquingKeysWith: { first, _ in first })
+        counts.withLock { $0 }
     }
 }

@@ -118,7 +118,8 @@ public final class HTTPImageLoader: ImageLoader {
     }
 
     /// How this loader's connections were used, by origin (`scheme://host[:port]`, the port only
-    /// when it is not the scheme's default), since the loader was made.
+    /// when it is not the scheme's default), since the loader was made; past 256 origins, new ones
+    /// are counted together under `"other"`.
     public func connectionMetrics() -> [String: ImageDownloader.ConnectionMetrics] {
         session.connectionMetrics().mapValues { ImageDownloader.ConnectionMetrics($0) }
     }

@@ -99,7 +99,8 @@ public final class ImageDownloader: ImageLoader {
 
     /// How the downloader's HTTP connections were used, by origin (`scheme://host[:port]`):
     /// connections opened and reused, requests sent. A downloader without a pool of its own
-    /// shares ``HTTPImageLoader/shared``'s, and its counts.
+    /// shares ``HTTPImageLoader/shared``'s, and its counts. Past 256 origins, new ones are counted
+    /// together under `"other"`, so hosts a hostile page names cannot grow the table without bound.
     public func connectionMetrics() -> [String: ImageDownloader.ConnectionMetrics] {
         coordinator.http.connectionMetrics()
     }
