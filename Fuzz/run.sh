@@ -14,7 +14,8 @@ if [ "${1:-}" = "--target" ]; then target=$2; shift 2; fi
 seconds="${1:-300}"; shift || true
 ../scripts/install-deps.sh
 # lld: gold stops with an internal error on the sanitized build.
-swift build -c release --product "$target" \
+# flock: two campaigns started together would otherwise race for the build database.
+mkdir -p .build && flock .build/run.lock swift build -c release --product "$target" \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld >&2
 binary="$(swift build -c release --show-bin-path)/$target"
 mkdir -p ".corpus/$target" .findings
