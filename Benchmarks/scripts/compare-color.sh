@@ -16,12 +16,17 @@
 # at 04:20 (load 10): 118.5 ms plain, 197.7 ms with the profile (+67%), plain itself 2.5x its idle time;
 # the goal (<= +15%) still needs the second core free to hide the conversion behind the decode.
 # Usage: Benchmarks/scripts/compare-color.sh [ITERATIONS]
+# Env:   WEBIMAGE_BIN=path/to/webimage (default: builds the release product of this package)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 iterations="${1:-10}"
 scripts/install-deps.sh
-swift build -c release --product webimage >&2
-webimage="$(swift build -c release --show-bin-path)/webimage"
+if [[ -n "${WEBIMAGE_BIN:-}" ]]; then
+    webimage="$WEBIMAGE_BIN"
+else
+    swift build -c release --product webimage >&2
+    webimage="$(swift build -c release --show-bin-path)/webimage"
+fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

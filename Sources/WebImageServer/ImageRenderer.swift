@@ -24,7 +24,8 @@ struct ImageRenderer: Sendable {
                                     animationByteLimit: animationByteLimit, parallelDecoding: false)
         // A thumbnail decode (JPEG scales in the DCT) when the box is known; checked afterwards
         // against what the resize needs, and decoded again at full size when it fell short.
-        options.maxPixelSize = Self.decodeSide(parameters)
+        options.maxPixelSize = Self.decodeSide(parameters, sourceSize: FormatDetection.declaredSize(of: source),
+                                               isJPEG: detection.format == .jpeg)
         var image = try coders.decode(source, options: options)
         if let side = options.maxPixelSize, max(image.width, image.height) >= side, !Self.isLargeEnough(image, for: parameters) {
             options.maxPixelSize = nil
@@ -47,8 +48,51 @@ struct ImageRenderer: Sendable {
         return "\"" + digest.prefix(32) + "\""
     }
 
-    /// The longer side to decode to: enough for the box unless the source's aspect ratio is
-    /// extreme (then ``isLargeEnough(_:for:)`` sends it back for a full decode).
+    /// The longer side to decode to, `nil` for the full size.
+    ///
+    /// With the source's declared size: the least the resize needs, whichever way the EXIF
+    /// orientation turns the picture (the box applies to the turned picture, the size is the
+    /// stored one). A JPEG's is rounded up to a DCT-scaled size (1/8, 1/4, 1/2), so the decoder
+    /// resamples nothing and the one resample is the resize's: a 4000×3000 source for a 300×300
+    /// cover decodes at 500×375 from its DC coefficients alone, where the box's side alone
+    /// (600) would cost a 1/4-scale decode and a resample to 600×450 before the resize's.
+    /// Without a declared size: enough for the box unless the aspect ratio is extreme (then
+    /// ``isLargeEnough(_:for:)`` sends it back for a full decode).
+    static func decodeSide(_ parameters: ImageParameters, sourceSize: (width: Int, height: Int)?, isJPEG: Bool) -> Int? {
+        guard let sourceSize else { return decodeSide(parameters) }
+        let (width, height) = sourceSize
+        let needed = max(scaleNeeded(parameters, width: width, height: height),
+                         scaleNeeded(parameters, width: height, height: width))
+        // Upscaling, or no box: nothing to gain from a smaller decode.
+        guard needed < 1 else { return nil }
+        let longer = max(width, height)
+        // One pixel over, so the rounding of the decoder's size never leaves the resize short.
+        guard isJPEG else { return min(longer, Int((Double(longer) * needed - 1e-9).rounded(.up)) + 1) }
+        for denominator in [8, 4, 2] {
+            let scaledWidth = (width + denominator - 1) / denominator, scaledHeight = (height + denominator - 1) / denominator
+            if Double(scaledWidth) >= Double(width) * needed, Double(scaledHeight) >= Double(height) * needed {
+                return max(scaledWidth, scaledHeight)
+            }
+        }
+        return nil
+    }
+
+    /// The factor a `width` × `height` picture is scaled by for the box (over 1 when it would be
+    /// enlarged; 0 when there is no box).
+    private static func scaleNeeded(_ parameters: ImageParameters, width: Int, height: Int) -> Double {
+        let w = Double(width), h = Double(height)
+        switch (parameters.width, parameters.height) {
+        case (nil, nil): return 1
+        case (let side?, nil): return Double(side) / w
+        case (nil, let side?): return Double(side) / h
+        case (let boxWidth?, let boxHeight?):
+            let across = Double(boxWidth) / w, down = Double(boxHeight) / h
+            return parameters.fit == .contain ? min(across, down) : max(across, down)
+        }
+    }
+
+    /// The longer side to decode to when the source's size is not known: enough for the box
+    /// unless the source's aspect ratio is extreme.
     static func decodeSide(_ parameters: ImageParameters) -> Int? {
         switch (parameters.width, parameters.height) {
         case (nil, nil): return nil
