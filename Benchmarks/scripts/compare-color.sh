@@ -21,9 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 iterations="${1:-10}"
 scripts/install-deps.sh
-if [[ -n "${WEBIMAGE_BIN:-}" ]]; then
-    webimage="$WEBIMAGE_BIN"
-else
+if [[ -n "${WEBIMAGE_BIN:-}" ]]; then webimage="$WEBIMAGE_BIN"; else
     swift build -c release --product webimage >&2
     webimage="$(swift build -c release --show-bin-path)/webimage"
 fi
