@@ -21,24 +21,30 @@ import Testing
         let directory = try TemporaryDirectory()
         var killedWithEntries = 0
         for round in 0..<20 {
-            let process = Process()
-            process.executableURL = Self.binary
-            process.arguments = ["cache", "_write-loop", "--cache-dir", directory.url.path, "--namespace", "crash"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            // Let it finish a few entries (it prints each key once stored), then kill it mid-stream.
-            let handle = output.fileHandleForReading
-            var received = Data()
-            let wanted = 2 + round % 5
-            while received.filter({ $0 == 10 }).count < wanted {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                received.append(chunk)
+            // The writer is read and waited for on a thread of its own: blocking reads on one of
+            // the two cooperative threads for the minute this test takes starved other suites.
+            let cachePath = directory.url.path
+            let terminationReason = try await Self.onOwnThread { () throws -> Process.TerminationReason in
+                let process = Process()
+                process.executableURL = Self.binary
+                process.arguments = ["cache", "_write-loop", "--cache-dir", cachePath, "--namespace", "crash"]
+                let output = Pipe()
+                process.standardOutput = output
+                try process.run()
+                // Let it finish a few entries (it prints each key once stored), then kill it mid-stream.
+                let handle = output.fileHandleForReading
+                var received = Data()
+                let wanted = 2 + round % 5
+                while received.filter({ $0 == 10 }).count < wanted {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    received.append(chunk)
+                }
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return process.terminationReason
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal)
+            #expect(terminationReason == .uncaughtSignal)
             let cache = DiskCache(configuration: DiskCacheConfiguration(directory: directory.url.appendingPathComponent("crash")))
             var readable = 0
             for index in 0..<8 {
@@ -54,6 +60,13 @@ import Testing
             #expect(!leftovers.contains { $0.hasPrefix(".tmp-") }, "temporary files are cleaned when the cache opens")
         }
         #expect(killedWithEntries == 20)
+    }
+
+    /// Runs `body` on a new thread, off Swift's cooperative pool, and returns what it returns.
+    private static func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
     }
 
     private func expectedPayload(key: String, length: Int) -> Data {
