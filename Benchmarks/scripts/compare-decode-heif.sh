@@ -9,7 +9,7 @@
 # sides' time. Measured 2026-11-25 on a VM at load 3-17 on two cores: before (02:47) HEIC 1.00x,
 # AVIF 2.00x; after (04:05, a build running beside it) HEIC 1.03x (7545 vs 7752 ms/process); at
 # 04:21 (load 10) HEIC 1.04x (3928 vs 4100 ms/process), AVIF 1.66x (885 vs 1471, AVIF unchanged).
-# Usage: Benchmarks/scripts/compare-decode-heif.sh [ITERATIONS]
+# Usage: Benchmarks/scripts/compare-decode-heif.sh [ITERATIONS]   (env ROUNDS=N alternating rounds, default 2)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 iterations="${1:-10}"
@@ -29,9 +29,9 @@ for format in avif heic; do
     echo "== 256-px thumbnail of a 12 MP ${format^^} ($(du -k "$file" | cut -f1) KB)"
     "$webimage" decode --max-pixel-size 256 "$file"
     vipsthumbnail "$file" --size 256 -o "$work/check.png" || { echo "vipsthumbnail cannot read $format here; skipped"; continue; }
-    # Two alternating rounds, the best of each side (this VM's speed drifts within a minute).
+    # Alternating rounds (ROUNDS, default 2), the best of each side (this VM's speed drifts within a minute).
     ours=(); vips=()
-    for round in 1 2; do
+    for round in $(seq "${ROUNDS:-2}"); do
         ours+=("$(per_process_ms "$webimage" decode --max-pixel-size 256 "$file")")
         vips+=("$(per_process_ms vipsthumbnail "$file" --size 256 -o "$work/thumb.png")")
         printf 'round %d: webimage %.1f ms/process, vipsthumbnail %.1f ms/process\n' "$round" "${ours[-1]}" "${vips[-1]}"
