@@ -37,7 +37,7 @@ import Testing
                 received.append(chunk)
             }
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await process.exited()
             #expect(process.terminationReason == .uncaughtSignal)
             let cache = DiskCache(configuration: DiskCacheConfiguration(directory: directory.url.appendingPathComponent("crash")))
             var readable = 0
