@@ -21,23 +21,25 @@ fi
 # possible; without them those tests are skipped (visibly), so a failure here is not fatal.
 # tinyproxy is the real HTTP proxy the loader's proxy tests start (forwarding, CONNECT, 407).
 optional=(nginx chromium curl tinyproxy)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
+# The packages among the arguments that are not installed, one a line.
+missing_of() {
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || echo "$package"
+    done
+}
+# Installs the arguments with apt (through sudo unless root); fails when apt does.
+apt_install() {
+    local sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+mapfile -t missing < <(missing_of "${packages[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}" >&2
-    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
 fi
-missing=()
-for package in "${optional[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
+mapfile -t missing < <(missing_of "${optional[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing (optional): ${missing[*]}" >&2
-    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+    apt_install "${missing[@]}" ||
         echo "could not install ${missing[*]}: the nginx fleet and Chromium page tests will be skipped" >&2
 fi

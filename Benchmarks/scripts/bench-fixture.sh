@@ -74,6 +74,21 @@ CONF
     return 1
 }
 
+# bench_work NAME: a fresh $WORK (/tmp/webimage-NAME.XXXXXX) holding an empty $WORK/www for the
+# fixture, removed at exit after the script's own `cleanup_more` (when it defines one: its other
+# servers) has run and nginx has stopped.
+bench_work() {
+    WORK="$(mktemp -d "/tmp/webimage-$1.XXXXXX")"
+    mkdir -p "$WORK/www"
+    trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+    if declare -F cleanup_more >/dev/null; then cleanup_more; fi
+    stop_nginx
+    rm -rf "$WORK"
+}
+
 stop_nginx() {
     if [[ -n "${NGINX_PID:-}" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi >/dev/null
 }

@@ -19,15 +19,7 @@ ROUNDS=3
 source "$(dirname "$0")/bench-fixture.sh"
 command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
 
-
-WORK="$(mktemp -d /tmp/webimage-bench.XXXXXX)"
-cleanup() {
-    stop_nginx
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-mkdir -p "$WORK/www"
+bench_work bench
 python3 - "$WORK/www" "$FILES" "$SIZE" <<'PY'
 import os, sys
 root, files, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

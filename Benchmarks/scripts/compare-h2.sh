@@ -27,18 +27,12 @@ command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
 command -v openssl >/dev/null || { echo "openssl not found" >&2; exit 1; }
 curl --version | grep -q HTTP2 || { echo "this curl has no HTTP/2" >&2; exit 1; }
 
-WORK="$(mktemp -d /tmp/webimage-h2.XXXXXX)"
 RELAY_PID=""
-cleanup() {
-    [[ -n "$RELAY_PID" ]] && kill "$RELAY_PID" 2>/dev/null || true
-    stop_nginx
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+cleanup_more() { [[ -n "$RELAY_PID" ]] && kill "$RELAY_PID" 2>/dev/null || true; }
+bench_work h2
 
 # The fixture: FILES distinct JPEGs of about SIZE bytes (noise over a gradient, quality chosen
 # per file to land near the size), so every request is a real image the loader decodes.
-mkdir -p "$WORK/www"
 python3 - "$WORK/www" "$FILES" "$SIZE" <<'PY'
 import io, random, sys
 from PIL import Image

@@ -19,17 +19,10 @@ ROUNDS=3
 source "$(dirname "$0")/bench-fixture.sh"
 python3 -c 'import PIL' 2>/dev/null || { echo "Pillow not found (apt-get install python3-pil)" >&2; exit 1; }
 
-
-WORK="$(mktemp -d /tmp/webimage-pipeline.XXXXXX)"
-cleanup() {
-    stop_nginx
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work pipeline
 
 # Distinct photo-like JPEGs: crops of a large blurred-noise picture, 800x600 at quality 80,
 # about 100 KB each (every file differs, so no cache or coalescing can cheat).
-mkdir -p "$WORK/www"
 python3 - "$WORK/www" "$FILES" <<'PY'
 import os, random, sys
 from PIL import Image, ImageFilter

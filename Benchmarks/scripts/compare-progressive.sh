@@ -18,14 +18,10 @@ SIZE=500000
 source "$(dirname "$0")/bench-fixture.sh"
 RATE="${RATE:-200000}"
 
-WORK="$(mktemp -d /tmp/webimage-bench.XXXXXX)"
-cleanup() {
+cleanup_more() {
     if [[ -n "${SERVER_PID:-}" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-    rm -rf "$WORK"
 }
-trap cleanup EXIT
-
-mkdir -p "$WORK/www"
+bench_work bench
 # A photo-like picture (make-photo.py's recipe) sized so its progressive JPEG is about SIZE bytes.
 python3 - "$WORK/www/photo.jpg" "$SIZE" <<'PY'
 import io, random, sys

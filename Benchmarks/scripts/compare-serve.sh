@@ -22,15 +22,12 @@ cd "$(dirname "$0")/../.."
 scripts/install-deps.sh --bench
 source Benchmarks/scripts/bench-fixture.sh
 
-WORK="$(mktemp -d /tmp/webimage-serve-bench.XXXXXX)"
 pids=()
-cleanup() {
+cleanup_more() {
     # thumbor's --processes forks workers that outlive their parent unless they are stopped too.
     for pid in "${pids[@]}"; do pkill -P "$pid" 2>/dev/null || true; kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-    stop_nginx
-    rm -rf "$WORK"
 }
-trap cleanup EXIT
+bench_work serve-bench
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 # Waits until `url` answers (the servers here print nothing reliable when ready).
@@ -40,7 +37,6 @@ wait_for() {
 }
 
 # The sources: the benchmarks' 12 MP picture and the same picture at 1 MP, both JPEG quality 90.
-mkdir -p "$WORK/www"
 python3 Benchmarks/scripts/make-photo.py "$WORK"
 python3 - "$WORK" <<'PY'
 import sys

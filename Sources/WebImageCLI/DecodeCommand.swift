@@ -100,7 +100,7 @@ struct DecodeReport: Encodable {
         orientation = image.orientation.exifValue
         hasAlpha = image.hasAlpha
         rgbaSHA256 = sha256
-        milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        milliseconds = elapsed.milliseconds
     }
 
     init(file: String, error: any Error) {

@@ -13,7 +13,8 @@ import Foundation
 ///
 /// AV1's inter-frame references stay inside libavif, so every frame is a key frame to the
 /// ``AnimationCursor``: it asks for the frame it wants and never draws the frames before it.
-/// Each reader (``forReader()``) gets its own libavif decoder, made on its first frame.
+/// Each reader (``forReader()``) gets its own libavif decoder, made on its first frame; all of them
+/// read the one copy of the file the source made (``PinnedBytes``).
 struct AVIFAnimationSource: AnimationFrameSource {
     let format = ImageFormat.avif
     let canvasWidth: Int
@@ -25,7 +26,7 @@ struct AVIFAnimationSource: AnimationFrameSource {
     let hasAlpha: Bool
     let iccProfile: Data?
     let orientation: ImageOrientation
-    private let data: Data
+    private let bytes: PinnedBytes
     private let options: DecodeOptions
     private let applyCleanAperture: Bool
     private let reader: Locked<AVIFDecoderHandle?> = Locked(nil)
@@ -34,30 +35,30 @@ struct AVIFAnimationSource: AnimationFrameSource {
     /// - Throws: ``WebImageError`` when the boxes are corrupt or the size is over the limits.
     init(data: Data, options: DecodeOptions, applyCleanAperture: Bool = true) throws {
         guard !data.isEmpty else { throw WebImageError.emptyData }
-        self.data = data
+        let bytes = PinnedBytes(copying: data)
+        self.bytes = bytes
         self.options = options
         self.applyCleanAperture = applyCleanAperture
         let decoder = try AVIFCoder.makeDecoder(options)
         defer { avifDecoderDestroy(decoder) }
         let frameLimit = max(1, options.maxFrameCount)
         let framesWanted = options.firstFrameOnly ? 1 : (frameLimit == .max ? frameLimit : frameLimit + 1)
-        (canvasWidth, canvasHeight, frames, hasAlpha, iccProfile, orientation) = try data.withUnsafeBytes { bytes in
-            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw WebImageError.emptyData }
-            let header = try AVIFCoder.parse(decoder, base, count: bytes.count, options: options)
-            let shown = AVIFCoder.shownSize(header.pointee, applyCleanAperture: applyCleanAperture)
-            try options.checkFullSizeCanvas(width: shown.width, height: shown.height)
-            let count = min(max(1, Int(decoder.pointee.imageCount)), framesWanted)
-            let animated = count > 1
-            var frames: [AnimationFrameInfo] = []
-            frames.reserveCapacity(count)
-            for index in 0..<count {
-                var timing = avifImageTiming()
-                try AVIFCoder.check(avifDecoderNthImageTiming(decoder, UInt32(index), &timing), "frame \(index) timing")
-                frames.append(AnimationFrameInfo(duration: animated ? timing.duration : 0, disposal: .keep, isKeyFrame: true))
-            }
-            return (shown.width, shown.height, frames, decoder.pointee.alphaPresent != AVIF_FALSE,
-                    AVIFCoder.colorProfile(header.pointee), AVIFCoder.orientation(header.pointee))
+        let header = try AVIFCoder.parse(decoder, bytes.start, count: bytes.count, options: options)
+        let shown = AVIFCoder.shownSize(header.pointee, applyCleanAperture: applyCleanAperture)
+        try options.checkFullSizeCanvas(width: shown.width, height: shown.height)
+        let count = min(max(1, Int(decoder.pointee.imageCount)), framesWanted)
+        let animated = count > 1
+        var frames: [AnimationFrameInfo] = []
+        frames.reserveCapacity(count)
+        for index in 0..<count {
+            var timing = avifImageTiming()
+            try AVIFCoder.check(avifDecoderNthImageTiming(decoder, UInt32(index), &timing), "frame \(index) timing")
+            frames.append(AnimationFrameInfo(duration: animated ? timing.duration : 0, disposal: .keep, isKeyFrame: true))
         }
+        (canvasWidth, canvasHeight, self.frames) = (shown.width, shown.height, frames)
+        hasAlpha = decoder.pointee.alphaPresent != AVIF_FALSE
+        iccProfile = AVIFCoder.colorProfile(header.pointee)
+        orientation = AVIFCoder.orientation(header.pointee)
     }
 
     /// A copy with a decoder of its own, so that two readers do not send libavif back and forth.
@@ -67,21 +68,21 @@ struct AVIFAnimationSource: AnimationFrameSource {
 
     private init(copying other: AVIFAnimationSource) {
         (canvasWidth, canvasHeight, frames, hasAlpha) = (other.canvasWidth, other.canvasHeight, other.frames, other.hasAlpha)
-        (iccProfile, orientation, data, options) = (other.iccProfile, other.orientation, other.data, other.options)
+        (iccProfile, orientation, bytes, options) = (other.iccProfile, other.orientation, other.bytes, other.options)
         applyCleanAperture = other.applyCleanAperture
     }
 
     func draw(_ index: Int, on canvas: UnsafeMutableRawBufferPointer) throws {
         guard index >= 0, index < frames.count else { throw WebImageError.corruptData("AVIF frame \(index) of \(frames.count)") }
         try reader.withLock { handle in
-            var current = try handle ?? AVIFDecoderHandle(data: data, options: options)
+            var current = try handle ?? AVIFDecoderHandle(bytes: bytes, options: options)
             handle = current
             var result = avifDecoderNthImage(current.decoder, UInt32(index))
             if result != AVIF_RESULT_OK, index > 0 {
                 // A file whose sync-sample table marks a frame that depends on others as a key
                 // frame fails when libavif seeks to it; decoding every frame from the first, as
                 // the whole decode does, may still succeed.
-                let fresh = try AVIFDecoderHandle(data: data, options: options)
+                let fresh = try AVIFDecoderHandle(bytes: bytes, options: options)
                 handle = fresh
                 result = AVIF_RESULT_OK
                 while result == AVIF_RESULT_OK, Int(fresh.decoder.pointee.imageIndex) < index {
@@ -105,27 +106,21 @@ struct AVIFAnimationSource: AnimationFrameSource {
     }
 }
 
-/// One libavif decoder over its own copy of the file (libavif reads the bytes whenever it
-/// decodes, so they must outlive the decoder), destroyed with it.
+/// One libavif decoder over the source's copy of the file, which it holds: libavif reads the
+/// bytes whenever it decodes, so they must outlive the decoder.
 ///
 /// `@unchecked Sendable`: a handle lives in its source's `reader` (a ``Locked``) and is used only
 /// inside that lock's `withLock`, one thread at a time.
 private final class AVIFDecoderHandle: @unchecked Sendable {
     let decoder: UnsafeMutablePointer<avifDecoder>
-    private let bytes: UnsafeMutableRawBufferPointer
+    private let bytes: PinnedBytes
 
-    init(data: Data, options: DecodeOptions) throws {
+    init(bytes: PinnedBytes, options: DecodeOptions) throws {
         let decoder = try AVIFCoder.makeDecoder(options)
-        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, data.count), alignment: 1)
-        bytes.copyBytes(from: data)
         do {
-            guard let base = UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: UInt8.self) else {
-                throw WebImageError.emptyData
-            }
-            _ = try AVIFCoder.parse(decoder, base, count: data.count, options: options)
+            _ = try AVIFCoder.parse(decoder, bytes.start, count: bytes.count, options: options)
         } catch {
             avifDecoderDestroy(decoder)
-            bytes.deallocate()
             throw error
         }
         self.decoder = decoder
@@ -134,6 +129,5 @@ private final class AVIFDecoderHandle: @unchecked Sendable {
 
     deinit {
         avifDecoderDestroy(decoder)
-        bytes.deallocate()
     }
 }

@@ -13,7 +13,8 @@ import Foundation
 /// the whole blended canvas, so each equals the whole decode's frame.
 ///
 /// Blending stays inside libjxl, so every frame is a key frame to the ``AnimationCursor``. Each
-/// reader (``forReader()``) gets its own libjxl decoder, made on its first frame.
+/// reader (``forReader()``) gets its own libjxl decoder, made on its first frame; all of them read
+/// the one copy of the file the source made (``PinnedBytes``).
 struct JXLAnimationSource: AnimationFrameSource {
     let format = ImageFormat.jxl
     let canvasWidth: Int
@@ -23,7 +24,7 @@ struct JXLAnimationSource: AnimationFrameSource {
     let hasAlpha: Bool
     let iccProfile: Data?
     let orientation: ImageOrientation
-    private let data: Data
+    private let bytes: PinnedBytes
     private let options: DecodeOptions
     private let reader: Locked<JXLDecoderHandle?> = Locked(nil)
 
@@ -32,53 +33,37 @@ struct JXLAnimationSource: AnimationFrameSource {
     /// - Throws: ``WebImageError`` when the headers are corrupt or the size is over the limits.
     init(data: Data, options: DecodeOptions) throws {
         guard !data.isEmpty else { throw WebImageError.emptyData }
-        self.data = data
+        let bytes = PinnedBytes(copying: data)
+        self.bytes = bytes
         self.options = options
-        guard let decoder = JxlDecoderCreate(nil) else { throw WebImageError.tooLarge("JPEG XL: cannot create a decoder") }
-        defer { JxlDecoderDestroy(decoder) }
-        let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue)
-        guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
-              JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS else {
-            throw WebImageError.corruptData("JPEG XL: decoder setup failed")
-        }
+        let (decoder, runner) = try JXLCoder.makeDecoder(events: [JXL_DEC_BASIC_INFO, JXL_DEC_COLOR_ENCODING, JXL_DEC_FRAME],
+                                                         parallel: false)
+        defer { JXLCoder.destroy(decoder, runner: runner) }
+        try JXLCoder.setInput(decoder, bytes.start, count: bytes.count)
         let frameLimit = max(1, options.maxFrameCount)
         let framesWanted = options.firstFrameOnly ? 1 : (frameLimit == .max ? frameLimit : frameLimit + 1)
         var info = JxlBasicInfo()
         var profile: Data?
         var durations: [Double] = []
-        try data.withUnsafeBytes { bytes in
-            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress,
-                  JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS else {
-                throw WebImageError.corruptData("JPEG XL: cannot set the input")
-            }
-            JxlDecoderCloseInput(decoder)
-            reading: while durations.count < framesWanted {
-                let status = JxlDecoderProcessInput(decoder)
-                switch status {
-                case JXL_DEC_BASIC_INFO:
-                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
-                        throw WebImageError.corruptData("JPEG XL: basic info")
-                    }
-                    try options.checkFullSizeCanvas(width: Int(info.xsize), height: Int(info.ysize))
-                    if info.have_animation == 0 {
-                        durations = [0]
-                        break reading
-                    }
-                case JXL_DEC_COLOR_ENCODING:
-                    profile = JXLColorProfile.profile(decoder)
-                case JXL_DEC_FRAME:
-                    var header = JxlFrameHeader()
-                    guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else {
-                        throw WebImageError.corruptData("JPEG XL: frame header")
-                    }
-                    durations.append(JXLCoder.seconds(ticks: header.duration, info: info))
-                case JXL_DEC_SUCCESS:
+        reading: while durations.count < framesWanted {
+            let status = JxlDecoderProcessInput(decoder)
+            switch status {
+            case JXL_DEC_BASIC_INFO:
+                info = try JXLCoder.basicInfo(decoder, options: options)
+                if info.have_animation == 0 {
+                    durations = [0]
                     break reading
-                default:
-                    // An animation cut short lists the frames whose headers it has.
-                    if !durations.isEmpty, status == JXL_DEC_NEED_MORE_INPUT { break reading }
-                    throw JXLCoder.error(status, framesSoFar: durations.count)
                 }
+            case JXL_DEC_COLOR_ENCODING:
+                profile = JXLColorProfile.profile(decoder)
+            case JXL_DEC_FRAME:
+                durations.append(try JXLCoder.frameDuration(decoder, info: info))
+            case JXL_DEC_SUCCESS:
+                break reading
+            default:
+                // An animation cut short lists the frames whose headers it has.
+                if !durations.isEmpty, status == JXL_DEC_NEED_MORE_INPUT { break reading }
+                throw JXLCoder.error(status, framesSoFar: durations.count)
             }
         }
         guard !durations.isEmpty else { throw WebImageError.corruptData("JPEG XL: no frame") }
@@ -99,7 +84,7 @@ struct JXLAnimationSource: AnimationFrameSource {
     private init(copying other: JXLAnimationSource) {
         (canvasWidth, canvasHeight, loopCount, frames) = (other.canvasWidth, other.canvasHeight, other.loopCount, other.frames)
         (hasAlpha, iccProfile, orientation) = (other.hasAlpha, other.iccProfile, other.orientation)
-        (data, options) = (other.data, other.options)
+        (bytes, options) = (other.bytes, other.options)
     }
 
     func draw(_ index: Int, on canvas: UnsafeMutableRawBufferPointer) throws {
@@ -107,9 +92,9 @@ struct JXLAnimationSource: AnimationFrameSource {
         try reader.withLock { handle in
             // libjxl 0.7 decodes nothing after `JxlDecoderRewind` (its first call answers success)
             // and `JxlDecoderSkipFrames` lands on the wrong frame: an earlier frame takes a new
-            // decoder, which decodes forward from the first frame.
+            // decoder, which decodes forward from the first frame (over the same copy of the file).
             if let current = handle, current.nextFrame > index { handle = nil }
-            let current = try handle ?? JXLDecoderHandle(data: data, parallel: options.parallelDecoding)
+            let current = try handle ?? JXLDecoderHandle(bytes: bytes, parallel: options.parallelDecoding)
             handle = current
             do {
                 try current.decode(index, into: canvas)
@@ -122,46 +107,36 @@ struct JXLAnimationSource: AnimationFrameSource {
     }
 }
 
-/// One libjxl decoder (and its thread runner) over its own copy of the file; knows which frame
-/// libjxl gives next.
+/// One libjxl decoder (and its thread runner) over the source's copy of the file, which it holds
+/// (libjxl reads the input set once until it is destroyed); knows which frame libjxl gives next.
 ///
 /// `@unchecked Sendable`: a handle lives in its source's `reader` (a ``Locked``) and is used only
 /// inside that lock's `withLock`, one thread at a time.
 private final class JXLDecoderHandle: @unchecked Sendable {
     private let decoder: OpaquePointer
     private let runner: UnsafeMutableRawPointer?
-    private let bytes: UnsafeMutableRawBufferPointer
+    private let bytes: PinnedBytes
     /// The frame the decoder emits next when it goes on without a rewind.
     private var next = 0
 
-    init(data: Data, parallel: Bool) throws {
-        guard let decoder = JxlDecoderCreate(nil) else { throw WebImageError.tooLarge("JPEG XL: cannot create a decoder") }
-        let runner = parallel ? JxlThreadParallelRunnerCreate(nil, 2) : nil
-        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, data.count), alignment: 1)
-        bytes.copyBytes(from: data)
-        let events = Int32(JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
-        let ready = (runner.map { JxlDecoderSetParallelRunner(decoder, JxlThreadParallelRunner, $0) == JXL_DEC_SUCCESS } ?? true)
-            && JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS
-            && JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS
-            && JxlDecoderSetUnpremultiplyAlpha(decoder, 1) == JXL_DEC_SUCCESS
-            && JxlDecoderSetCoalescing(decoder, 1) == JXL_DEC_SUCCESS
-            && JxlDecoderSetInput(decoder, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count) == JXL_DEC_SUCCESS
-        guard ready else {
-            JxlDecoderDestroy(decoder)
-            if let runner { JxlThreadParallelRunnerDestroy(runner) }
-            bytes.deallocate()
-            throw WebImageError.corruptData("JPEG XL: decoder setup failed")
+    init(bytes: PinnedBytes, parallel: Bool) throws {
+        let (decoder, runner) = try JXLCoder.makeDecoder(events: [JXL_DEC_FRAME, JXL_DEC_FULL_IMAGE], parallel: parallel)
+        do {
+            guard JxlDecoderSetCoalescing(decoder, 1) == JXL_DEC_SUCCESS else {
+                throw WebImageError.corruptData("JPEG XL: decoder setup failed")
+            }
+            try JXLCoder.setInput(decoder, bytes.start, count: bytes.count)
+        } catch {
+            JXLCoder.destroy(decoder, runner: runner)
+            throw error
         }
-        JxlDecoderCloseInput(decoder)
         self.decoder = decoder
         self.runner = runner
         self.bytes = bytes
     }
 
     deinit {
-        JxlDecoderDestroy(decoder)
-        if let runner { JxlThreadParallelRunnerDestroy(runner) }
-        bytes.deallocate()
+        JXLCoder.destroy(decoder, runner: runner)
     }
 
     /// The frame the decoder gives next.

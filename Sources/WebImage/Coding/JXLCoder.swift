@@ -37,28 +37,12 @@ package struct JXLCoder: ImageCoder {
 
     package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
-        guard let decoder = JxlDecoderCreate(nil) else { throw WebImageError.tooLarge("JPEG XL: cannot create a decoder") }
-        defer { JxlDecoderDestroy(decoder) }
-        let runner = options.parallelDecoding ? JxlThreadParallelRunnerCreate(nil, 2) : nil
-        defer { if let runner { JxlThreadParallelRunnerDestroy(runner) } }
-        if let runner {
-            guard JxlDecoderSetParallelRunner(decoder, JxlThreadParallelRunner, runner) == JXL_DEC_SUCCESS else {
-                throw WebImageError.corruptData("JPEG XL: cannot set the thread runner")
-            }
-        }
-        let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue
-                           | JXL_DEC_FULL_IMAGE.rawValue)
-        guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
-              JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS,
-              JxlDecoderSetUnpremultiplyAlpha(decoder, 1) == JXL_DEC_SUCCESS else {
-            throw WebImageError.corruptData("JPEG XL: decoder setup failed")
-        }
+        let (decoder, runner) = try Self.makeDecoder(events: [JXL_DEC_BASIC_INFO, JXL_DEC_COLOR_ENCODING, JXL_DEC_FRAME, JXL_DEC_FULL_IMAGE],
+                                                     parallel: options.parallelDecoding)
+        defer { Self.destroy(decoder, runner: runner) }
         return try data.withUnsafeBytes { bytes -> DecodedImage in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw WebImageError.emptyData }
-            guard JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS else {
-                throw WebImageError.corruptData("JPEG XL: cannot set the input")
-            }
-            JxlDecoderCloseInput(decoder)
+            try Self.setInput(decoder, base, count: bytes.count)
             var info = JxlBasicInfo()
             var frames: [ImageFrame] = []
             var duration = 0.0
@@ -71,10 +55,7 @@ package struct JXLCoder: ImageCoder {
                 let status = JxlDecoderProcessInput(decoder)
                 switch status {
                 case JXL_DEC_BASIC_INFO:
-                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
-                        throw WebImageError.corruptData("JPEG XL: basic info")
-                    }
-                    try options.checkFullSizeCanvas(width: Int(info.xsize), height: Int(info.ysize))
+                    info = try Self.basicInfo(decoder, options: options)
                 case JXL_DEC_COLOR_ENCODING:
                     profile = JXLColorProfile.profile(decoder)
                     transform = options.keepsColors ? nil : ColorConversion.rgbaTransform(for: profile)
@@ -84,11 +65,7 @@ package struct JXLCoder: ImageCoder {
                         truncated = true
                         break decoding
                     }
-                    var header = JxlFrameHeader()
-                    guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else {
-                        throw WebImageError.corruptData("JPEG XL: frame header")
-                    }
-                    duration = Self.seconds(ticks: header.duration, info: info)
+                    duration = try Self.frameDuration(decoder, info: info)
                 case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                     let width = Int(info.xsize), height = Int(info.ysize)
                     var size = 0
@@ -137,10 +114,62 @@ package struct JXLCoder: ImageCoder {
         }
     }
 
-    /// A frame's duration in seconds from its ticks and the animation's ticks per second.
-    static func seconds(ticks: UInt32, info: JxlBasicInfo) -> Double {
+    /// A libjxl decoder as every JPEG XL read here sets it up: subscribed to `events`, keeping
+    /// the orientation (reported, not applied), giving unpremultiplied alpha, with a two-thread
+    /// runner when `parallel`. Free both with ``destroy(_:runner:)``.
+    static func makeDecoder(events: [JxlDecoderStatus], parallel: Bool) throws -> (decoder: OpaquePointer, runner: UnsafeMutableRawPointer?) {
+        guard let decoder = JxlDecoderCreate(nil) else { throw WebImageError.tooLarge("JPEG XL: cannot create a decoder") }
+        let runner = parallel ? JxlThreadParallelRunnerCreate(nil, 2) : nil
+        if let runner {
+            guard JxlDecoderSetParallelRunner(decoder, JxlThreadParallelRunner, runner) == JXL_DEC_SUCCESS else {
+                destroy(decoder, runner: runner)
+                throw WebImageError.corruptData("JPEG XL: cannot set the thread runner")
+            }
+        }
+        let mask = events.reduce(0) { $0 | $1.rawValue }
+        guard JxlDecoderSubscribeEvents(decoder, Int32(mask)) == JXL_DEC_SUCCESS,
+              JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS,
+              JxlDecoderSetUnpremultiplyAlpha(decoder, 1) == JXL_DEC_SUCCESS else {
+            destroy(decoder, runner: runner)
+            throw WebImageError.corruptData("JPEG XL: decoder setup failed")
+        }
+        return (decoder, runner)
+    }
+
+    /// Destroys a decoder from ``makeDecoder(events:parallel:)`` and its runner.
+    static func destroy(_ decoder: OpaquePointer, runner: UnsafeMutableRawPointer?) {
+        JxlDecoderDestroy(decoder)
+        if let runner { JxlThreadParallelRunnerDestroy(runner) }
+    }
+
+    /// Gives libjxl the whole file, closing the input; libjxl reads `bytes` until the decoder is
+    /// destroyed, so they must stay valid until then.
+    static func setInput(_ decoder: OpaquePointer, _ bytes: UnsafePointer<UInt8>, count: Int) throws {
+        guard JxlDecoderSetInput(decoder, bytes, count) == JXL_DEC_SUCCESS else {
+            throw WebImageError.corruptData("JPEG XL: cannot set the input")
+        }
+        JxlDecoderCloseInput(decoder)
+    }
+
+    /// The basic info libjxl has just read (at `JXL_DEC_BASIC_INFO`), its canvas checked against
+    /// the options' limits.
+    static func basicInfo(_ decoder: OpaquePointer, options: DecodeOptions) throws -> JxlBasicInfo {
+        var info = JxlBasicInfo()
+        guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+            throw WebImageError.corruptData("JPEG XL: basic info")
+        }
+        try options.checkFullSizeCanvas(width: Int(info.xsize), height: Int(info.ysize))
+        return info
+    }
+
+    /// The duration in seconds of the frame whose header libjxl has just read (at `JXL_DEC_FRAME`).
+    static func frameDuration(_ decoder: OpaquePointer, info: JxlBasicInfo) throws -> Double {
+        var header = JxlFrameHeader()
+        guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else {
+            throw WebImageError.corruptData("JPEG XL: frame header")
+        }
         guard info.have_animation != 0, info.animation.tps_numerator > 0 else { return 0 }
-        return Double(ticks) * Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator)
+        return Double(header.duration) * Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator)
     }
 
     static func error(_ status: JxlDecoderStatus, framesSoFar: Int) -> WebImageError {

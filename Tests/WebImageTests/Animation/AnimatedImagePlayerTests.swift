@@ -121,17 +121,7 @@ struct AnimatedImagePlayerTests {
         let data = try AnimationSamples.movingSquareAPNG(width: 120, height: 80, frames: 20)
         let animation = try #require(try AnimatedImage(data: data))
         let frameBytes = animation.frameByteCount
-        let clock = ManualAnimationClock()
-        let player = try AnimatedImagePlayer(animation: animation, clock: clock, bufferBytes: 3 * frameBytes)
-        player.loopCount = 1
-        player.skipsFrames = false
-        player.play()
-        while !player.isFinished {
-            await player.waitUntilPrefetched()
-            #expect(player.statistics.bufferBytes <= 3 * frameBytes)
-            clock.advance(by: 1)
-            player.update()
-        }
+        let (player, clock, _) = try await LazyAnimationExpectations.playOnceInThreeFrames(animation)
         #expect(player.statistics.peakBufferBytes == 3 * frameBytes)
         #expect(player.statistics.shown == 20)
         // The default budget holds every frame of a small animation: loops decode nothing more.

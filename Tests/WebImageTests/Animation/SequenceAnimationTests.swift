@@ -48,21 +48,10 @@ struct SequenceAnimationTests {
 
     static let encodersPresent = AVIFCoder.encoderName != nil
 
-    /// Frames `order` decoded on demand equal the same frames of the whole decode.
+    /// Frames `order` (every frame in order unless given) decoded on demand equal the same frames of the whole decode.
     private func expectFramesMatch(_ data: Data, _ label: String, options: DecodeOptions = DecodeOptions(),
                                    order: [Int]? = nil) throws {
-        let whole = try ImageCodersManager.shared.decode(data, options: options)
-        let animation = try #require(try AnimatedImage(data: data, options: options), "\(label) animates")
-        #expect(animation.frameCount == whole.frames.count, "\(label) frame count")
-        #expect(animation.durations == whole.durations, "\(label) durations")
-        #expect(animation.loopCount == whole.loopCount, "\(label) loop count")
-        let count = animation.frameCount
-        let order = order ?? Array(0..<count)
-        for index in order {
-            let frame = try animation.frame(at: index)
-            #expect(frame.bitmap.canonicalSHA256() == whole.frames[index].bitmap.canonicalSHA256(), "\(label) frame \(index)")
-            #expect(frame.duration == whole.frames[index].duration, "\(label) frame \(index) duration")
-        }
+        try LazyAnimationExpectations.framesMatch(data, label, options: options) { order ?? Array(0..<$0) }
     }
 
     @Test(.enabled(if: encodersPresent, "libavif has no AV1 encoder"), arguments: Kind.allCases)
@@ -149,19 +138,7 @@ struct SequenceAnimationTests {
         let whole = try ImageCodersManager.shared.decode(data, options: DecodeOptions())
         let animation = try #require(try AnimatedImage(data: data))
         let frameBytes = animation.frameByteCount
-        let clock = ManualAnimationClock()
-        let player = try AnimatedImagePlayer(animation: animation, clock: clock, bufferBytes: 3 * frameBytes)
-        player.loopCount = 1
-        player.skipsFrames = false
-        player.play()
-        var shown: [String] = []
-        while !player.isFinished {
-            await player.waitUntilPrefetched()
-            #expect(player.statistics.bufferBytes <= 3 * frameBytes)
-            if shown.isEmpty, let frame = player.currentFrame { shown.append(frame.bitmap.canonicalSHA256()) }
-            clock.advance(by: 1)
-            if let frame = player.update() { shown.append(frame.bitmap.canonicalSHA256()) }
-        }
+        let (player, _, shown) = try await LazyAnimationExpectations.playOnceInThreeFrames(animation)
         #expect(player.statistics.peakBufferBytes == 3 * frameBytes)
         #expect(player.statistics.shown == Self.frameCount)
         #expect(shown == whole.frames.map { $0.bitmap.canonicalSHA256() }, "the player shows the whole decode's frames")

@@ -15,38 +15,12 @@ struct CLIRun: Sendable {
     }
 }
 
-/// Runs the built `webimage` binary off the cooperative pool (its pipes and exit are waited for
-/// on a dispatch thread, so a slow run never starves the tests' own tasks). `environment`
-/// replaces the inherited environment.
+/// Runs the built `webimage` binary off the cooperative pool (``ChildProcess/run(_:_:environment:directory:)``,
+/// so a slow run never starves the tests' own tasks). `environment` replaces the inherited environment.
 func runCLI(_ arguments: [String], environment: [String: String]? = nil) async throws -> CLIRun {
     let binary = try #require(CrashSafetyTests.binary)
-    return try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = arguments
-            if let environment { process.environment = environment }
-            let out = Pipe()
-            // stderr goes to a file, so a chatty child never blocks on a full pipe nobody reads.
-            let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-cli-\(UUID().uuidString).err")
-            do {
-                _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-                defer { try? FileManager.default.removeItem(at: errURL) }
-                let err = try FileHandle(forWritingTo: errURL)
-                process.standardOutput = out
-                process.standardError = err
-                try process.run()
-                let outData = out.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                try err.close()
-                let errData = (try? Data(contentsOf: errURL)) ?? Data()
-                continuation.resume(returning: CLIRun(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                                                      stderr: String(decoding: errData, as: UTF8.self)))
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }
-    }
+    let run = try await ChildProcess.run(binary.path, arguments, environment: environment)
+    return CLIRun(status: run.status, stdout: String(decoding: run.stdout, as: UTF8.self), stderr: run.stderr)
 }
 
 @Suite("webimage load and prefetch", .enabled(if: CrashSafetyTests.binary != nil, "the webimage binary is not built"),

@@ -24,7 +24,7 @@ import Testing
             // The writer is read and waited for on a thread of its own: blocking reads on one of
             // the two cooperative threads for the minute this test takes starved other suites.
             let cachePath = directory.url.path
-            let terminationReason = try await Self.onOwnThread { () throws -> Process.TerminationReason in
+            let terminationReason = try await onOwnThread { () throws -> Process.TerminationReason in
                 let process = Process()
                 process.executableURL = Self.binary
                 process.arguments = ["cache", "_write-loop", "--cache-dir", cachePath, "--namespace", "crash"]
@@ -60,13 +60,6 @@ import Testing
             #expect(!leftovers.contains { $0.hasPrefix(".tmp-") }, "temporary files are cleaned when the cache opens")
         }
         #expect(killedWithEntries == 20)
-    }
-
-    /// Runs `body` on a new thread, off Swift's cooperative pool, and returns what it returns.
-    private static func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
     }
 
     private func expectedPayload(key: String, length: Int) -> Data {

@@ -155,7 +155,7 @@ import Testing
         for writer in writers { writer.input.fileHandleForWriting.write(Data("go\n".utf8)) }
         for writer in writers {
             let written = writer.output.fileHandleForReading.readDataToEndOfFile()
-            writer.process.waitUntilExit()
+            await writer.process.exited()
             #expect(writer.process.terminationStatus == 0)
             #expect(written.filter { $0 == 10 }.count == 40)
         }

@@ -182,7 +182,7 @@ enum PillowAVIF {
         return candidates.first { path in
             guard FileManager.default.isExecutableFile(atPath: path) else { return false }
             let check = "from PIL import features; import sys; sys.exit(0 if features.check('avif') else 1)"
-            return (try? ChildProcess.run(path, ["-c", check]))?.status == 0
+            return (try? ChildProcess.runBlocking(path, ["-c", check]))?.status == 0
         }
     }()
 
@@ -198,7 +198,7 @@ enum PillowAVIF {
                 if data[i] == 0: data[i-3:i] = b"\\0\\0\\0"
             open("%s/%d.rgba" % (sys.argv[2], index), "wb").write(data)
         """
-        try #require(try ChildProcess.run(try #require(python), ["-c", script, file.path, directory.path]).status == 0)
+        try #require(try ChildProcess.runBlocking(try #require(python), ["-c", script, file.path, directory.path]).status == 0)
         var frames: [Data] = []
         while let data = try? Data(contentsOf: directory.appendingPathComponent("\(frames.count).rgba")) { frames.append(data) }
         return frames

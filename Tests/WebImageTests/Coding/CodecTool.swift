@@ -23,7 +23,7 @@ struct CodecTool {
 
     /// Runs the tool and throws when it fails.
     func run(_ arguments: [String]) throws {
-        let status = try ChildProcess.run(try #require(path), arguments).status
+        let status = try ChildProcess.runBlocking(try #require(path), arguments).status
         try #require(status == 0, "\(name) \(arguments.joined(separator: " ")) failed")
     }
 }

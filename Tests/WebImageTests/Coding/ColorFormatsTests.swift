@@ -255,7 +255,7 @@ import Testing
             extra = {"lossless": True} if "\(format)" == "WEBP" else {}
             frames[0].save(sys.argv[1], "\(format)", save_all=True, append_images=frames[1:], icc_profile=icc, duration=100, **extra)
             """
-        try #require(try ChildProcess.run("/usr/bin/python3", ["-c", script, output.path, ColorConversionTests.adobeRGBPath] + paths).status == 0)
+        try #require(try ChildProcess.runBlocking("/usr/bin/python3", ["-c", script, output.path, ColorConversionTests.adobeRGBPath] + paths).status == 0)
         let data = try Data(contentsOf: output)
         #expect(try ImageCodersManager.shared.decode(data, options: DecodeOptions()).frames.count == 3)
         try Self.expectConverted(data, profile: Self.adobeRGB, "animated \(format)")
@@ -308,7 +308,7 @@ import Testing
             paths.append(url.path)
         }
         let output = directory.url.appendingPathComponent("anim.gif")
-        try #require(try ChildProcess.run("/usr/bin/python3", ["-c", """
+        try #require(try ChildProcess.runBlocking("/usr/bin/python3", ["-c", """
             import sys
             from PIL import Image
             frames = [Image.open(p).convert("RGB").quantize(64) for p in sys.argv[2:]]
@@ -376,7 +376,7 @@ import Testing
             out = io.BytesIO(); im.save(out, "JPEG", quality=95)
             sys.stdout.buffer.write(out.getvalue())
             """
-        let data = try ChildProcess.run("/usr/bin/python3", ["-c", script]).output
+        let data = try ChildProcess.runBlocking("/usr/bin/python3", ["-c", script]).stdout
         let converted = try JPEGCoder().decode(data, options: DecodeOptions())
         let kept = try JPEGCoder().decode(data, options: DecodeOptions(keepsColors: true))
         let oracle = try #require(try PillowOracle.decode(data))

@@ -19,36 +19,6 @@ enum ExternalTool {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Runs `arguments` off the cooperative pool and returns its exit status and output
-    /// (stderr goes to a file, so a chatty child never blocks on a pipe nobody reads).
-    static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, stdout: Data, stderr: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do {
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: executable)
-                    process.arguments = arguments
-                    let out = Pipe()
-                    let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-tool-\(UUID().uuidString).err")
-                    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-                    defer { try? FileManager.default.removeItem(at: errURL) }
-                    let err = try FileHandle(forWritingTo: errURL)
-                    process.standardOutput = out
-                    process.standardError = err
-                    process.standardInput = FileHandle.nullDevice
-                    try process.run()
-                    let data = out.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    try err.close()
-                    let errText = String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
-                    continuation.resume(returning: (process.terminationStatus, data, errText))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
-    }
-
     /// A free loopback port for a server that cannot be told to pick one (nginx).
     static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

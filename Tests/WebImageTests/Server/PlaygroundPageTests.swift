@@ -37,7 +37,7 @@ struct PlaygroundPageTests {
     private static func render(_ url: String) async throws -> RenderedPage {
         let chromium = try #require(ExternalTool.chromium)
         let profile = try TemporaryDirectory()
-        let run = try await ExternalTool.run(chromium, [
+        let run = try await ChildProcess.run(chromium, [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--user-data-dir=\(profile.url.path)", "--virtual-time-budget=30000", "--dump-dom", url,
         ])

@@ -7,29 +7,14 @@ import WebImageTestSupport
 struct ServerCLITests {
     @Test func servesPrintsItsSettingsAndStopsOnSIGTERM() async throws {
         let binary = try #require(CrashSafetyTests.binary)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--port", "0", "--concurrency", "3", "--allow-source", "images.example:8080",
-                             "--cache-control-max-age", "77", "--signing-key", "hidden-key", "--max-source-bytes", "1000000",
-                             "--max-source-pixels", "5000000", "--memory-budget-mib", "256"]
-        process.environment = ["WEBIMAGE_HOST": "127.0.0.1", "PATH": "/usr/bin:/bin"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Read until the listening line, on a dispatch thread (blocking reads).
-        let printed: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var text = ""
-                while !text.contains("listening on"), !text.hasSuffix("\n\n") {
-                    let chunk = out.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
-                    if text.contains("listening on"), text.hasSuffix("\n") { break }
-                }
-                continuation.resume(returning: text)
-            }
-        }
+        let arguments = ["serve", "--port", "0", "--concurrency", "3", "--allow-source", "images.example:8080",
+                         "--cache-control-max-age", "77", "--signing-key", "hidden-key", "--max-source-bytes", "1000000",
+                         "--max-source-pixels", "5000000", "--memory-budget-mib", "256"]
+        // Everything printed up to the end of the listening line.
+        let child = try await WatchedProcess.start(binary, arguments, environment: ["WEBIMAGE_HOST": "127.0.0.1", "PATH": "/usr/bin:/bin"],
+                                                   watching: .stdout) { $0.contains("listening on") && $0.hasSuffix("\n") ? $0 : nil }
+        let process = child.process
+        let printed = child.readiness
         #expect(printed.contains("concurrency: 3"))
         #expect(printed.contains("allow-source: images.example:8080"))
         #expect(printed.contains("cache-control-max-age: 77"))
@@ -41,13 +26,8 @@ struct ServerCLITests {
         let health = try await ServerTestClient.send(port: port, "/healthz")
         #expect(health.status == 200)
         kill(process.processIdentifier, SIGTERM)
-        let rest: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let data = out.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
+        let rest = String(await child.outputToEnd().dropFirst(printed.count))
+        await process.exited()
         #expect(process.terminationStatus == 0)
         #expect(rest.contains("stopped"))
     }

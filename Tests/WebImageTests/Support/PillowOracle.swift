@@ -83,7 +83,7 @@ enum PillowOracle {
 
     /// Runs the oracle's python with `arguments`: its exit status and standard output.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
-        let result = try ChildProcess.run(python, arguments)
-        return (result.status, Array(result.output))
+        let result = try ChildProcess.runBlocking(python, arguments)
+        return (result.status, Array(result.stdout))
     }
 }

@@ -16,7 +16,7 @@ extension LoopbackTLS {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = directory.appendingPathComponent("key.pem"), certificate = directory.appendingPathComponent("cert.pem")
-        let status = try ChildProcess.run(openssl, [
+        let status = try ChildProcess.runBlocking(openssl, [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
             "-keyout", key.path, "-out", certificate.path]).status
@@ -32,9 +32,9 @@ enum TestCertificates {
         var environment = ProcessInfo.processInfo.environment
         environment["OPENSSL"] = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"]
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) ?? "openssl"
-        let result = try ChildProcess.run("/bin/sh", ["-c", "set -e; " + script], environment: environment, directory: directory)
+        let result = try ChildProcess.runBlocking("/bin/sh", ["-c", "set -e; " + script], environment: environment, directory: directory)
         guard result.status == 0 else { throw LoopbackTLSError.opensslFailed(result.status) }
-        return String(decoding: result.output, as: UTF8.self)
+        return String(decoding: result.stdout, as: UTF8.self)
     }
 
     /// The base64 SHA-256 of the SubjectPublicKeyInfo of the certificate in `pem`, as openssl
