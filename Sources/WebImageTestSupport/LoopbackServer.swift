@@ -393,13 +393,14 @@ public final class LoopbackServer: Sendable {
             for try await stream in streams.inbound {
                 let reused = served > 0
                 served += 1
-                var streamID = 0
+                var next = 0
                 mutate { state in
-                    streamID = state.nextStream
+                    next = state.nextStream
                     state.nextStream += 1
                     state.activeStreams += 1
                     state.peakActiveStreams = max(state.peakActiveStreams, state.activeStreams)
                 }
+                let streamID = next
                 let task = Task { await self.serve(stream: stream, connection: id, reused: reused) }
                 state.withLock { $0.streamTasks[streamID] = task }
                 stream.channel.closeFuture.whenComplete { [weak self] _ in
