@@ -21,12 +21,12 @@ struct RedirectPolicyTests {
         }
     }
 
-    @Test func aCrossOriginHopKeepsOnlyTheDefaultHeaders() async throws {
-        try await withServer { origin in
-            try await withServer { other in
+    @Test(arguments: LoopbackProtocol.allCases) func aCrossOriginHopKeepsOnlyTheDefaultHeaders(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { origin in
+            try await withServer(http) { other in
                 origin.route("/img", .redirect(to: other.url("/img").absoluteString))
                 other.route("/img", .image(testBytes(10), contentType: "image/png"))
-                let downloader = ImageDownloader(configuration: .init(headers: ["User-Agent": "ua", "X-Default": "d"]))
+                let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(headers: ["User-Agent": "ua", "X-Default": "d"])))
                 let request = ImageLoadRequest(url: origin.url("/img"),
                                                headers: ["X-Api-Key": "secret", "If-Match": "\"x\"", "Accept-Language": "fr"],
                                                validators: CacheValidators(etag: "\"v1\"", lastModified: "Tue, 24 Nov 2026 10:00:00 GMT"))
@@ -56,28 +56,28 @@ struct RedirectPolicyOptionTests {
                                            allowsInsecureRedirects: true)) { loader in
                 #expect(await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
             }
-            let downloader = ImageDownloader(configuration: .init(allowsInvalidCertificates: true, allowsInsecureRedirects: true))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(allowsInvalidCertificates: true, allowsInsecureRedirects: true)))
             #expect(await collect(downloader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
             try await downloader.shutdown()
-            let strict = ImageDownloader(configuration: .init(allowsInvalidCertificates: true))
+            let strict = ImageDownloader(configuration: .speakingCurrentServer(.init(allowsInvalidCertificates: true)))
             #expect(await collect(strict.load(ImageLoadRequest(url: secure.url("/a.png")))).error?.code == "insecureRedirect")
             try await strict.shutdown()
             #expect(plain.requestCount(for: "/a.png") == 2)
         }
     }
 
-    @Test func theRedirectPolicySeesEveryHopAndCanRefuse() async throws {
-        try await withServer { origin in
-            try await withServer { other in
+    @Test(arguments: LoopbackProtocol.allCases) func theRedirectPolicySeesEveryHopAndCanRefuse(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { origin in
+            try await withServer(http) { other in
                 origin.route("/a", .redirect(to: "/b"))
                 origin.route("/b", .redirect(to: other.url("/c").absoluteString))
                 other.route("/c", .image(testBytes(10), contentType: "image/png"))
                 let hops = Locked<[String]>([])
                 let blockedPort = other.port
-                let downloader = ImageDownloader(configuration: .init(redirectPolicy: { from, to in
+                let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(redirectPolicy: { from, to in
                     hops.withLock { $0.append("\(from.path)->\(to.path)") }
                     return to.port != blockedPort
-                }))
+                })))
                 let outcome = await collect(downloader.load(ImageLoadRequest(url: origin.url("/a"))))
                 guard case .rejected = outcome.error else {
                     Issue.record("expected rejected, got \(String(describing: outcome.error))")
@@ -86,14 +86,14 @@ struct RedirectPolicyOptionTests {
                 #expect(hops.withLock { $0 } == ["/a->/b", "/b->/c"])
                 #expect(other.totalRequestCount == 0, "the refused target was requested")
 
-                let permissive = ImageDownloader(configuration: .init(redirectPolicy: { _, _ in true }))
+                let permissive = ImageDownloader(configuration: .speakingCurrentServer(.init(redirectPolicy: { _, _ in true })))
                 #expect(await collect(permissive.load(ImageLoadRequest(url: origin.url("/a")))).data?.count == 10)
             }
         }
     }
 
-    @Test func theLoadersRedirectPolicyApplies() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func theLoadersRedirectPolicyApplies(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/a", .redirect(to: "/b"))
             server.route("/b", .image(testBytes(10), contentType: "image/png"))
             try await withHTTPLoader(.init(idleTimeout: .seconds(5), redirectPolicy: { _, to in to.path != "/b" })) { loader in
