@@ -154,6 +154,8 @@ public final class LoopbackServer: Sendable {
             HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
         ]
         configuration.connection.targetWindowSize = 1 << 24
+        // The truncated-body fault ends a stream short of its Content-Length on purpose.
+        configuration.connection.contentLengthValidation = .disabled
         configuration.stream.targetWindowSize = 1 << 20
         // Room for a whole image in the stream channel's outbound buffer: the writer waits on the
         // client's flow-control window, not on a few kilobytes of buffer.
@@ -176,6 +178,9 @@ public final class LoopbackServer: Sendable {
         self.isTLS = isTLS
         self.isHTTP2 = isHTTP2
     }
+
+    /// `scheme://127.0.0.1:port`: the origin as connection metrics name it.
+    public var origin: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
 
     /// The URL of `path` on this server (`path` starts with "/" and may end with "?query").
     public func url(_ path: String) -> URL {

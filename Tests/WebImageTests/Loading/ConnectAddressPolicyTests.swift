@@ -49,7 +49,7 @@ struct ConnectAddressPolicyTests {
             #expect(outcome.data?.count == 10)
             #expect(asked.withLock { $0 } == ["127.0.0.1"])
             // A redirect hop to another origin is checked when its connection opens.
-            origin.route("/hop", .redirect(to: "http://127.0.0.2:\(origin.port)/a.png"))
+            origin.route("/hop", .redirect(to: "\(origin.baseURL.scheme ?? "http")://127.0.0.2:\(origin.port)/a.png"))
             let hop = await collect(downloader.load(ImageLoadRequest(url: origin.url("/hop"))))
             #expect(hop.error?.code == "rejected")
             #expect(asked.withLock { $0 }.last == "127.0.0.2")

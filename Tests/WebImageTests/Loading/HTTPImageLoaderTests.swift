@@ -43,7 +43,8 @@ struct HTTPImageLoaderTests {
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/c"))))
                 #expect(outcome.data == body)
                 #expect(outcome.responses.first?.expectedContentLength == nil)
-                #expect(outcome.responses.first?.headers["transfer-encoding"] == "chunked")
+                // HTTP/2 has no chunked coding: a body without a length simply ends with its stream.
+                #expect(outcome.responses.first?.headers["transfer-encoding"] == (http.isHTTP2 ? nil : "chunked"))
             }
         }
     }

@@ -7,9 +7,9 @@ import WebImageTestSupport
 /// go anywhere the downloader's redirect policy refuses.
 @Suite("Redirect policy", .timeLimit(.minutes(1)))
 struct RedirectPolicyTests {
-    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
-    func httpsToHTTPIsRefusedByDefault() async throws {
-        try await withHTTPSRedirectingToHTTP { secure, plain in
+    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"), arguments: [false, true])
+    func httpsToHTTPIsRefusedByDefault(http2: Bool) async throws {
+        try await withHTTPSRedirectingToHTTP(http2: http2) { secure, plain in
             try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true)) { loader in
                 let outcome = await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png"))))
                 #expect(outcome.error?.code == "insecureRedirect", "\(String(describing: outcome.error))")
@@ -49,9 +49,9 @@ struct RedirectPolicyTests {
 /// The opt-ins and the hook of the redirect policy.
 @Suite("Redirect policy options", .timeLimit(.minutes(1)))
 struct RedirectPolicyOptionTests {
-    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
-    func insecureRedirectsCanBeAllowed() async throws {
-        try await withHTTPSRedirectingToHTTP { secure, plain in
+    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"), arguments: [false, true])
+    func insecureRedirectsCanBeAllowed(http2: Bool) async throws {
+        try await withHTTPSRedirectingToHTTP(http2: http2) { secure, plain in
             try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true,
                                            allowsInsecureRedirects: true)) { loader in
                 #expect(await collect(loader.load(ImageLoadRequest(url: secure.url("/a.png")))).data?.count == 10)
@@ -106,8 +106,10 @@ struct RedirectPolicyOptionTests {
 
 /// Runs `body` with an HTTPS server (self-signed) whose `/a.png` redirects to the same path on a
 /// plain HTTP server, which serves 10 bytes there.
-func withHTTPSRedirectingToHTTP(_ body: (_ secure: LoopbackServer, _ plain: LoopbackServer) async throws -> Void) async throws {
-    try await withServer(tls: try #require(try LoopbackTLS.selfSigned())) { secure in
+/// `secure` (https; with `http2`, h2 by ALPN, which the loaders take) redirects `/a.png` to `plain`.
+func withHTTPSRedirectingToHTTP(http2: Bool = false,
+                                _ body: (_ secure: LoopbackServer, _ plain: LoopbackServer) async throws -> Void) async throws {
+    try await withServer(tls: try #require(try LoopbackTLS.selfSigned()), http2: http2) { secure in
         try await withServer { plain in
             secure.route("/a.png", .redirect(to: plain.url("/a.png").absoluteString))
             plain.route("/a.png", .image(testBytes(10), contentType: "image/png"))
