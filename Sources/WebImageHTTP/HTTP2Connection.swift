@@ -23,10 +23,11 @@ final class HTTP2Connection: Sendable {
     private struct State {
         /// Streams reserved or open.
         var active = 0
-        /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS`: 100 until its SETTINGS say otherwise
-        /// (the least RFC 9113 recommends; NIOHTTP2 itself holds back streams past a lower limit
-        /// that arrives after they were reserved).
-        var maxStreams = 100
+        /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS`. One stream until its first SETTINGS
+        /// arrive: a server cannot refuse streams past a limit the client has not seen yet, and
+        /// one that announces 2 must not get 10 in the first round trip.
+        var maxStreams = 1
+        var sawSettings = false
         /// The last stream id of the server's GOAWAY, once one came.
         var lastStreamID: HTTP2StreamID?
         var closed = false
@@ -96,8 +97,17 @@ final class HTTP2Connection: Sendable {
 
     // MARK: Told by the connection's handler, on the loop
 
-    func receivedSettings(maxConcurrentStreams: Int) {
-        state.withLock { $0.maxStreams = maxConcurrentStreams }
+    /// The server's SETTINGS came; `maxConcurrentStreams` is `nil` when they do not name the limit
+    /// (then the first SETTINGS mean 100, the least RFC 9113 recommends servers allow).
+    func receivedSettings(maxConcurrentStreams: Int?) {
+        state.withLock { state in
+            if let maxConcurrentStreams {
+                state.maxStreams = maxConcurrentStreams
+            } else if !state.sawSettings {
+                state.maxStreams = 100
+            }
+            state.sawSettings = true
+        }
         notify(.capacity)
     }
 
@@ -158,9 +168,7 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler, RemovableChannelHandl
         switch frame.payload {
         case .settings(.settings(let settings)):
             // A SETTINGS frame may repeat a parameter: the last one counts.
-            if let max = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value {
-                connection?.receivedSettings(maxConcurrentStreams: max)
-            }
+            connection?.receivedSettings(maxConcurrentStreams: settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value)
         case .goAway(let lastStreamID, _, _):
             connection?.receivedGoAway(lastStreamID: lastStreamID)
         default:
