@@ -50,6 +50,28 @@ struct ProxyTests {
         }
     }
 
+    /// HTTP/2 goes through the tunnel: TLS, and so ALPN, runs end to end with the origin.
+    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
+    func http2IsSpokenThroughACONNECTTunnel() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withShutdown(of: try await LoopbackServer.start(tls: tls, http2: true), { try await $0.shutdown() }) { origin in
+            let jpeg = try sampleJPEG()
+            origin.route("/a.jpg", .image(jpeg, contentType: "image/jpeg"))
+            try await withTinyProxy(connectPorts: [origin.port]) { proxy in
+                let loader = makeLoader(.init(proxy: proxy.url()), trusting: tls.certificatePEM)
+                for _ in 0..<3 {
+                    let outcome = await collect(loader.load(ImageLoadRequest(url: origin.url("/a.jpg"))))
+                    #expect(outcome.error == nil, "\(String(describing: outcome.error)) \(outcome.otherError ?? "")")
+                    #expect(outcome.data == jpeg)
+                }
+                #expect(await proxy.waitForLog("CONNECT 127.0.0.1:\(origin.port) HTTP/1.1"))
+                #expect(origin.requests.map(\.version) == ["HTTP/2.0", "HTTP/2.0", "HTTP/2.0"])
+                #expect(origin.acceptedConnectionCount == 1)
+                try await loader.shutdown()
+            }
+        }
+    }
+
     @Test func noProxyHostsGoDirect() async throws {
         try await withServer { origin in
             origin.route("/a.jpg", .image(try sampleJPEG(), contentType: "image/jpeg"))
