@@ -13,7 +13,7 @@ struct HTTP2Tests {
 
     @Test(arguments: http2)
     func parallelLoadsShareOneConnection(_ http: LoopbackProtocol) async throws {
-        try await withServer(http) { server in
+        try await WebImageTestSupport.withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/img", LoopbackResponse(body: .bytes(testBytes(30_000)), gate: gate))
             try await withSession(.testing(maxConnectionsPerHost: 8)) { session in
@@ -41,7 +41,7 @@ struct HTTP2Tests {
 
     @Test(arguments: http2)
     func cancelResetsTheStreamAndTheConnectionKeepsServing(_ http: LoopbackProtocol) async throws {
-        try await withServer(http) { server in
+        try await WebImageTestSupport.withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/held", LoopbackResponse(body: .bytes(testBytes(50_000)), gate: gate, gatePoint: .afterBodyBytes(10_000)))
             server.route("/a", .image(testBytes(40_000), contentType: "image/png"))
@@ -73,7 +73,7 @@ struct HTTP2Tests {
 
     @Test(arguments: http2)
     func theServersStreamLimitIsRespected(_ http: LoopbackProtocol) async throws {
-        try await withServer(http, maxConcurrentStreams: 2) { server in
+        try await WebImageTestSupport.withServer(http, maxConcurrentStreams: 2) { server in
             server.route("/slow", LoopbackResponse(body: .bytes(testBytes(20_000)), delayBeforeHead: .milliseconds(40)))
             try await withSession { session in
                 try await withThrowingTaskGroup(of: Int?.self) { group in
@@ -93,7 +93,7 @@ struct HTTP2Tests {
 
     @Test(arguments: http2)
     func streamsAboveGoAwayAreRetriedOnANewConnection(_ http: LoopbackProtocol) async throws {
-        try await withServer(http) { server in
+        try await WebImageTestSupport.withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/img", LoopbackResponse(body: .bytes(testBytes(25_000)), gate: gate))
             try await withSession { session in
@@ -123,7 +123,9 @@ struct HTTP2Tests {
             server.route("/a", .image(testBytes(70_000), contentType: "image/png"))
             var configuration = HTTPSession.Configuration.testing()
             configuration.trustedCertificatesPEM = [tls.certificatePEM]
-            #expect(configuration.httpVersion == .auto)
+            // HTTP/1.1 is the default while HTTP/2 has known failing cases; ALPN is asked for.
+            #expect(configuration.httpVersion == .http1_1)
+            configuration.httpVersion = .auto
             try await withSession(configuration) { session in
                 for _ in 0..<2 {
                     #expect(await session.load(HTTPLoadRequest(url: server.url("/a"))).data?.count == 70_000)
@@ -167,7 +169,7 @@ struct HTTP2Tests {
 
     @Test(arguments: http2)
     func largeBodiesArriveComplete(_ http: LoopbackProtocol) async throws {
-        try await withServer(http) { server in
+        try await WebImageTestSupport.withServer(http) { server in
             let sizes = [150_000, 200_000, 2_000_000]
             for size in sizes { server.route("/\(size)", .image(testBytes(size, seed: UInt8(size % 251)), contentType: "image/png")) }
             try await withSession { session in
@@ -191,7 +193,7 @@ struct HTTP2Tests {
     /// typed error (the connection is closed), never a crash or an unbounded buffer.
     @Test(arguments: http2)
     func anOversizedHeaderBlockIsATypedError(_ http: LoopbackProtocol) async throws {
-        try await withServer(http) { server in
+        try await WebImageTestSupport.withServer(http) { server in
             server.route("/big", LoopbackResponse(headers: ["X-Big": String(repeating: "a", count: 200_000)],
                                                   body: .bytes(testBytes(10))))
             try await withSession { session in

@@ -60,7 +60,7 @@ public final class HTTPImageLoader: ImageLoader {
         public var proxy: ImageDownloader.ProxySettings
         /// Which HTTP versions to speak (``ImageDownloader/HTTPVersion/auto``: HTTP/2 when an https
         /// server offers it, one connection per origin carrying every load as a stream).
-        public var httpVersion: ImageDownloader.HTTPVersion = .auto
+        public var httpVersion: ImageDownloader.HTTPVersion = .http1_1
 
         /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
         public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
