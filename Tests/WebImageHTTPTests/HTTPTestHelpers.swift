@@ -53,14 +53,8 @@ extension HTTPSession {
     }
 }
 
-extension HTTPSession.Configuration: LoopbackClientConfiguration {
-    package mutating func requireHTTP2() { httpVersion = .http2 }
-}
-
-/// Runs `body` with a session of its own, shut down afterwards even on failure. Inside
-/// `withServer(_:)`, the session speaks that server's protocol (see `LoopbackClientConfiguration.speaking(_:)`).
+/// Runs `body` with a session of its own, shut down afterwards even on failure.
 func withSession<T: Sendable>(_ configuration: HTTPSession.Configuration = .testing(),
                               _ body: (HTTPSession) async throws -> T) async throws -> T {
-    let configuration = configuration.speaking(LoopbackServer.current)
-    return try await withShutdown(of: HTTPSession(configuration: configuration), { await $0.shutdown() }, body)
+    try await withShutdown(of: HTTPSession(configuration: configuration), { await $0.shutdown() }, body)
 }
