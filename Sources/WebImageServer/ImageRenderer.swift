@@ -78,7 +78,7 @@ struct ImageRenderer: Sendable {
     }
 
     /// The factor a `width` × `height` picture is scaled by for the box (over 1 when it would be
-    /// enlarged; 0 when there is no box).
+    /// enlarged; 1 when there is no box).
     private static func scaleNeeded(_ parameters: ImageParameters, width: Int, height: Int) -> Double {
         let w = Double(width), h = Double(height)
         switch (parameters.width, parameters.height) {
