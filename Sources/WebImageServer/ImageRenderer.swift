@@ -24,14 +24,16 @@ struct ImageRenderer: Sendable {
                                     animationByteLimit: animationByteLimit, parallelDecoding: false)
         // A thumbnail decode (JPEG scales in the DCT) when the box is known; checked afterwards
         // against what the resize needs, and decoded again at full size when it fell short.
-        options.maxPixelSize = Self.decodeSide(parameters, sourceSize: FormatDetection.declaredSize(of: source),
+        options.maxPixelSize = Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source),
                                                isJPEG: detection.format == .jpeg)
         var image = try coders.decode(source, options: options)
         if let side = options.maxPixelSize, max(image.width, image.height) >= side, !Self.isLargeEnough(image, for: parameters) {
             options.maxPixelSize = nil
             image = try coders.decode(source, options: options)
         }
-        if let resize = Self.resize(for: parameters, width: image.width, height: image.height) {
+        if var resize = Self.resize(for: parameters, width: image.width, height: image.height) {
+            // The service renders one request per core already.
+            resize.resamplesOnTwoThreads = false
             image = try resize.transform(image)
         }
         let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
@@ -68,13 +70,10 @@ struct ImageRenderer: Sendable {
         let longer = max(width, height)
         // One pixel over, so the rounding of the decoder's size never leaves the resize short.
         guard isJPEG else { return min(longer, Int((Double(longer) * needed - 1e-9).rounded(.up)) + 1) }
-        for denominator in [8, 4, 2] {
-            let scaledWidth = (width + denominator - 1) / denominator, scaledHeight = (height + denominator - 1) / denominator
-            if Double(scaledWidth) >= Double(width) * needed, Double(scaledHeight) >= Double(height) * needed {
-                return max(scaledWidth, scaledHeight)
-            }
-        }
-        return nil
+        let target = (width: Int((Double(width) * needed).rounded(.up)), height: Int((Double(height) * needed).rounded(.up)))
+        guard JPEGCoder.dctDenominator(width: width, height: height, atLeast: target) > 1 else { return nil }
+        let scaled = JPEGCoder.dctScaledSize(width: width, height: height, atLeast: target)
+        return max(scaled.width, scaled.height)
     }
 
     /// The factor a `width` × `height` picture is scaled by for the box (over 1 when it would be

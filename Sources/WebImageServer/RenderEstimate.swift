@@ -19,8 +19,8 @@ enum RenderEstimate {
     /// and a pixel limit that keeps its decode within it.
     static func bytes(source: Data, parameters: ImageParameters, choice: FormatNegotiation.Choice,
                       animationByteLimit: Int) -> Int? {
-        guard let size = FormatDetection.declaredSize(of: source) else { return nil }
         let detection = FormatDetection(source)
+        guard let size = detection.declaredSize(of: source) else { return nil }
         let keepsFrames = detection.isAnimated && FormatNegotiation.canAnimate(
             FormatNegotiation.format(for: choice, isAnimated: true, hasAlpha: false))
         // Doubles: a header may declare 2^32 × 2^32 pixels; the sum is clamped before it becomes an Int.

@@ -10,14 +10,18 @@ extension FormatDetection {
     /// for a header that is missing, truncated or declares an empty side). The decoders read the
     /// same fields and still check them; this is an estimate's input, not a validation.
     package static func declaredSize(of data: Data) -> (width: Int, height: Int)? {
-        let detection = FormatDetection(data)
-        return data.withUnsafeBytes { bytes -> (width: Int, height: Int)? in
+        FormatDetection(data).declaredSize(of: data)
+    }
+
+    /// ``declaredSize(of:)-swift.type.method`` for a caller that has detected `data`'s format already.
+    package func declaredSize(of data: Data) -> (width: Int, height: Int)? {
+        data.withUnsafeBytes { bytes -> (width: Int, height: Int)? in
             let size: (width: Int, height: Int)?
-            switch detection.format {
-            case .jpeg: size = jpegSize(bytes)
-            case .png: size = bytes.count >= 24 ? (bigEndian31(bytes, 16), bigEndian31(bytes, 20)) : nil
-            case .gif: size = bytes.count >= 10 ? (littleEndian16(bytes, 6), littleEndian16(bytes, 8)) : nil
-            case .webp: size = webPSize(bytes)
+            switch format {
+            case .jpeg: size = Self.jpegSize(bytes)
+            case .png: size = bytes.count >= 24 ? (Self.bigEndian31(bytes, 16), Self.bigEndian31(bytes, 20)) : nil
+            case .gif: size = bytes.count >= 10 ? (Self.littleEndian16(bytes, 6), Self.littleEndian16(bytes, 8)) : nil
+            case .webp: size = Self.webPSize(bytes)
             default: size = nil
             }
             guard let size, size.width > 0, size.height > 0 else { return nil }

@@ -26,22 +26,31 @@ public enum Resampler {
 
     /// ``resize(_:width:height:filter:)`` on two threads from `twoThreadsFrom` multiply-adds on
     /// (tests set it to compare both ways).
-    static func resize(_ bitmap: Bitmap, width: Int, height: Int, filter: ResamplingFilter,
+    /// With `region`, only that rectangle of `bitmap` is read, as if it had been cropped out
+    /// first (without the copy).
+    static func resize(_ bitmap: Bitmap, region: PixelRegion? = nil, width: Int, height: Int, filter: ResamplingFilter,
                        twoThreadsFrom: Int) throws -> Bitmap {
         guard width > 0, height > 0 else { throw WebImageError.corruptData("resize to \(width)×\(height)") }
-        if width == bitmap.width, height == bitmap.height { return bitmap }
+        let region = region ?? PixelRegion(x: 0, y: 0, width: bitmap.width, height: bitmap.height)
+        guard region.x >= 0, region.y >= 0, region.width > 0, region.height > 0,
+              region.width <= bitmap.width - region.x, region.height <= bitmap.height - region.y else {
+            throw WebImageError.corruptData("resize of a region outside the \(bitmap.width)×\(bitmap.height) bitmap")
+        }
+        if width == region.width, height == region.height {
+            return try bitmap.cropped(x: region.x, y: region.y, width: width, height: height)
+        }
         // The float buffers below are sized from the caller's numbers: refuse what overflows
         // instead of trapping in `allocate`.
         guard Bitmap.byteCount(width: width, height: height) != nil,
               Bitmap.byteCount(width: width, height: bitmap.height) != nil else {
             throw WebImageError.tooLarge("resize to \(width)×\(height) overflows")
         }
-        let horizontal = Contributions(source: bitmap.width, target: width, filter: filter)
-        let vertical = Contributions(source: bitmap.height, target: height, filter: filter)
-        let work = width * bitmap.height * horizontal.stride + width * height * vertical.stride
+        let horizontal = Contributions(source: region.width, target: width, filter: filter)
+        let vertical = Contributions(source: region.height, target: height, filter: filter)
+        let work = width * region.height * horizontal.stride + width * height * vertical.stride
         guard work >= twoThreadsFrom, height >= 2, Bitmap.hasSecondCore else {
             return try Bitmap(width: width, height: height) { target in
-                resizeRows(bitmap, 0..<height, horizontal: horizontal, vertical: vertical,
+                resizeRows(bitmap, region, 0..<height, horizontal: horizontal, vertical: vertical,
                            into: target.bindMemory(to: UInt8.self).baseAddress!)
             }
         }
@@ -50,16 +59,16 @@ public enum Resampler {
         return try Bitmap.assembled(width: width, height: height, bandCount: bands.count) { band in
             let rows = bands[band]
             return [UInt8](unsafeUninitializedCapacity: rows.count * width * 4) { buffer, initialized in
-                resizeRows(bitmap, rows, horizontal: horizontal, vertical: vertical, into: buffer.baseAddress!)
+                resizeRows(bitmap, region, rows, horizontal: horizontal, vertical: vertical, into: buffer.baseAddress!)
                 initialized = buffer.count
             }
         }
     }
 
-    /// Target rows `rows` of the resize, written tightly packed to `output`.
-    private static func resizeRows(_ bitmap: Bitmap, _ rows: Range<Int>, horizontal: Contributions, vertical: Contributions,
-                                   into output: UnsafeMutablePointer<UInt8>) {
-        let width = horizontal.target, sourceWidth = bitmap.width
+    /// Target rows `rows` of the resize of `region`, written tightly packed to `output`.
+    private static func resizeRows(_ bitmap: Bitmap, _ region: PixelRegion, _ rows: Range<Int>, horizontal: Contributions,
+                                   vertical: Contributions, into output: UnsafeMutablePointer<UInt8>) {
+        let width = horizontal.target, sourceWidth = region.width
         // The source rows the vertical taps of these target rows reach.
         let firstSource = rows.map { vertical.starts[$0] }.min() ?? 0
         let endSource = rows.map { vertical.starts[$0] + vertical.counts[$0] }.max() ?? 0
@@ -72,12 +81,12 @@ public enum Resampler {
         let row = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: sourceWidth)
         defer { row.deallocate() }
         bitmap.withUnsafeBytes { source in
-            let pixels = source.bindMemory(to: UInt8.self).baseAddress!
+            let pixels = source.bindMemory(to: UInt8.self).baseAddress! + region.y * bitmap.bytesPerRow + region.x * 4
             horizontal.starts.withUnsafeBufferPointer { starts in
                 horizontal.counts.withUnsafeBufferPointer { counts in
                     horizontal.weights.withUnsafeBufferPointer { weights in
                         for y in firstSource..<endSource {
-                            let sourceRow = pixels + y * sourceWidth * 4
+                            let sourceRow = pixels + y * bitmap.bytesPerRow
                             for x in 0..<sourceWidth {
                                 let pixel = sourceRow + x * 4
                                 let alpha = Float(pixel[3]) * (1 / 255)
@@ -140,6 +149,14 @@ public enum Resampler {
     private static func clampToByte(_ value: Float) -> UInt8 {
         UInt8(min(max(value + 0.5, 0), 255))
     }
+}
+
+/// A rectangle of a bitmap's pixels, in pixels from its top-left corner.
+struct PixelRegion: Sendable, Hashable {
+    let x: Int
+    let y: Int
+    let width: Int
+    let height: Int
 }
 
 /// For each target index: the first source index, how many follow, and their normalized weights.

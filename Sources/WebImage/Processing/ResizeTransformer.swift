@@ -31,6 +31,10 @@ extension ImageTransformers {
         public var filter: ResamplingFilter
         /// Whether images smaller than the target are enlarged.
         public var allowUpscaling: Bool
+        /// Whether a large resample splits its rows over two threads. A caller that already runs
+        /// one resize per core (a server rendering many requests) turns it off: the split only
+        /// adds thread hand-offs there.
+        package var resamplesOnTwoThreads = true
 
         /// Creates a resize to `width` × `height` pixels.
         public init(width: Int, height: Int, mode: Mode = .fit, filter: ResamplingFilter = .lanczos3,
@@ -55,12 +59,11 @@ extension ImageTransformers {
             let plan = try self.plan(width: image.width, height: image.height)
             if plan.crop == nil, plan.width == image.width, plan.height == image.height { return image }
             try TransformSupport.checkSize(width: plan.width, height: plan.height, identifier)
+            let region = plan.crop.map { PixelRegion(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
             return try image.mappingFrames { bitmap in
-                var source = bitmap
-                if let crop = plan.crop {
-                    source = try source.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
-                }
-                return try Resampler.resize(source, width: plan.width, height: plan.height, filter: filter)
+                // The crop is read in place by the resample, not copied out first.
+                try Resampler.resize(bitmap, region: region, width: plan.width, height: plan.height, filter: filter,
+                                     twoThreadsFrom: resamplesOnTwoThreads ? Resampler.parallelWork : .max)
             }
         }
 

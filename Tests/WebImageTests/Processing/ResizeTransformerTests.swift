@@ -100,6 +100,43 @@ import Testing
         }
     }
 
+    /// `fill` resamples its crop where it lies in the source instead of copying it out first:
+    /// the pixels must be those of the copy's resize, in one band or two.
+    @Test(arguments: [Int.max, 0])
+    func aRegionResizesAsItsCroppedCopy(twoThreadsFrom: Int) throws {
+        let source = try TestImages.coordinates(width: 157, height: 131)
+        for (region, width, height) in [(PixelRegion(x: 13, y: 0, width: 131, height: 131), 60, 60),
+                                        (PixelRegion(x: 0, y: 20, width: 157, height: 90), 50, 29),
+                                        (PixelRegion(x: 100, y: 100, width: 57, height: 31), 57, 31),
+                                        (PixelRegion(x: 1, y: 2, width: 3, height: 4), 9, 12)] {
+            let copy = try source.cropped(x: region.x, y: region.y, width: region.width, height: region.height)
+            let expected = try Resampler.resize(copy, width: width, height: height, filter: .lanczos3, twoThreadsFrom: twoThreadsFrom)
+            let inPlace = try Resampler.resize(source, region: region, width: width, height: height, filter: .lanczos3,
+                                               twoThreadsFrom: twoThreadsFrom)
+            let same = expected.withUnsafeBytes { a in inPlace.withUnsafeBytes { b in a.elementsEqual(b) } }
+            #expect(inPlace.width == width && inPlace.height == height && same, "\(region)")
+        }
+        for outside in [PixelRegion(x: 150, y: 0, width: 8, height: 10), PixelRegion(x: -1, y: 0, width: 5, height: 5),
+                        PixelRegion(x: 0, y: 0, width: 0, height: 5), PixelRegion(x: Int.max, y: 0, width: 2, height: 2)] {
+            #expect(throws: WebImageError.self) {
+                try Resampler.resize(source, region: outside, width: 4, height: 4, filter: .lanczos3, twoThreadsFrom: .max)
+            }
+        }
+    }
+
+    /// A server turns the two-thread split off (it renders one request per core): same pixels.
+    @Test func fillOnOneThreadGivesTheSamePixels() throws {
+        let image = TestImages.image(try TestImages.bitmap(width: 1200, height: 700) { x, y in
+            (UInt8(x & 255), UInt8(y & 255), UInt8((x ^ y) & 255), UInt8(128 + (x + y) % 128))
+        })
+        var resize = ResizeTransformer(width: 500, height: 500, mode: .fill)
+        let split = try resize.transform(image)
+        resize.resamplesOnTwoThreads = false
+        let single = try resize.transform(image)
+        let same = split.bitmap.withUnsafeBytes { a in single.bitmap.withUnsafeBytes { b in a.elementsEqual(b) } }
+        #expect(single.width == 500 && single.height == 500 && same)
+    }
+
     @Test func identifiersNameEveryParameter() {
         #expect(ResizeTransformer(width: 200, height: 100, mode: .fill).identifier == "resize(200x100,fill,lanczos3)")
         #expect(ResizeTransformer(width: 200, height: 100, filter: .box, allowUpscaling: true).identifier

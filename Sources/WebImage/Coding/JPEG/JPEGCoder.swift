@@ -177,13 +177,13 @@ package struct JPEGCoder: ImageCoder {
     }
 
     /// The smallest DCT-scaled size (1/1, 1/2, 1/4, 1/8) that still covers `target`.
-    static func dctScaledSize(width: Int, height: Int, atLeast target: (width: Int, height: Int)) -> (width: Int, height: Int) {
+    package static func dctScaledSize(width: Int, height: Int, atLeast target: (width: Int, height: Int)) -> (width: Int, height: Int) {
         let denominator = dctDenominator(width: width, height: height, atLeast: target)
         return ((width + denominator - 1) / denominator, (height + denominator - 1) / denominator)
     }
 
     /// The largest DCT scaling denominator (8, 4, 2 or 1) whose output still covers `target`.
-    static func dctDenominator(width: Int, height: Int, atLeast target: (width: Int, height: Int)) -> Int {
+    package static func dctDenominator(width: Int, height: Int, atLeast target: (width: Int, height: Int)) -> Int {
         for denominator in [8, 4, 2] {
             let scaledWidth = (width + denominator - 1) / denominator
             let scaledHeight = (height + denominator - 1) / denominator
