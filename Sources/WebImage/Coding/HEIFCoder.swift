@@ -44,6 +44,9 @@ package struct HEIFCoder: ImageCoder {
         defer { heif_context_free(context) }
         return try data.withUnsafeBytes { bytes -> DecodedImage in
             guard let base = bytes.baseAddress else { throw WebImageError.emptyData }
+            guard !HEIFItemProperties.hasAV1Items(bytes) else {
+                throw WebImageError.unsupportedFormat("HEIF: AV1-coded images are decoded as AVIF only")
+            }
             // The context reads from `bytes` without copying: it lives only inside this closure.
             try Self.check(heif_context_read_from_memory_without_copy(context, base, bytes.count, nil))
             var primary: OpaquePointer?

@@ -22,6 +22,58 @@ import Testing
         #expect(PixelDifference.maximum(image.bitmap, truth.bitmap) == 0)
     }
 
+    /// AV1 in a HEIF container without AVIF's brands is detected as HEIF. It must not reach
+    /// libheif's dav1d plugin (which leaks on broken streams, found by the fuzzer): a typed
+    /// `unsupportedFormat`, whether or not a thumbnail is asked for. libheif 1.15 decodes it
+    /// when the coder does not name the HEVC decoder.
+    @Test(.enabled(if: Corpus.isAvailable, Corpus.absentReason))
+    func av1InHEIFIsRefusedNotDecodedWithDav1d() throws {
+        var data = try Corpus.data("other/libavif/colors_sdr_srgb.avif")
+        // The ftyp box's brands (major at 8, compatible from 16): "avif" becomes "mif1"/"miaf".
+        let ftypSize = Int(data[0]) << 24 | Int(data[1]) << 16 | Int(data[2]) << 8 | Int(data[3])
+        for offset in stride(from: 8, to: ftypSize, by: 4) where data[offset..<offset + 4].elementsEqual("avif".utf8) {
+            data.replaceSubrange(offset..<offset + 4, with: Array((offset == 8 ? "mif1" : "miaf").utf8))
+        }
+        #expect(ImageFormat.detect(data) == .heic)
+        for options in [DecodeOptions(), DecodeOptions(maxPixelSize: 8)] {
+            #expect {
+                try ImageCodersManager.shared.decode(data, options: options)
+            } throws: { error in
+                guard case .unsupportedFormat = error as? WebImageError else { return false }
+                return true
+            }
+        }
+    }
+
+    /// The property walker on the corpus' real HEIF files (HEVC, no `av1C`) and on hostile box
+    /// sizes: zero (to the end), 1 with a 64-bit size past the end, sizes under the header,
+    /// nesting that runs out: no crash, no read past the bytes, the boxes that fit.
+    @Test(.enabled(if: Corpus.isAvailable, Corpus.absentReason))
+    func itemPropertiesAreReadFromTheBoxesThatFit() throws {
+        for name in Self.heifConvertFiles + ["other/kingfisher/gradient-10b-srgb-opaque.heic"] {
+            let types = try Corpus.data(name).withUnsafeBytes { HEIFItemProperties.propertyTypes($0) }
+            #expect(types.contains("hvcC") && !types.contains("av1C"), "\(name)")
+        }
+        func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+            let size = payload.count + 8
+            return [UInt8(size >> 24), UInt8(size >> 16 & 255), UInt8(size >> 8 & 255), UInt8(size & 255)] + Array(type.utf8) + payload
+        }
+        let ipco = box("ipco", box("av1C", [1, 2, 3, 4]) + box("ispe", [0, 0, 0, 0]))
+        let good = box("ftyp", Array("mif1\0\0\0\0".utf8)) + box("meta", [0, 0, 0, 0] + box("iprp", ipco))
+        #expect(good.withUnsafeBytes { HEIFItemProperties.hasAV1Items($0) })
+        var hostile: [[UInt8]] = []
+        for cut in 1..<good.count { hostile.append(Array(good.prefix(cut))) }
+        hostile.append([0, 0, 0, 1] + Array("meta".utf8) + [255, 255, 255, 255, 255, 255, 255, 255])
+        hostile.append([0, 0, 0, 0] + Array("meta".utf8) + [0, 0, 0, 0, 0, 0, 0, 3] + Array("iprp".utf8))
+        hostile.append([0, 0, 0, 4] + Array("meta".utf8) + good)
+        hostile.append([255, 255, 255, 255] + Array("meta".utf8) + good)
+        for bytes in hostile {
+            let boxes = bytes.withUnsafeBytes { HEIFItemProperties.boxes(in: 0..<$0.count, of: $0) }
+            #expect(boxes.allSatisfy { $0.payload.upperBound <= bytes.count })
+            _ = bytes.withUnsafeBytes { HEIFItemProperties.hasAV1Items($0) }
+        }
+    }
+
     /// The other corpus HEIF files: 10-bit opaque, and an image sequence (`msf1`) whose primary
     /// still is decoded (libheif 1.15 reads no tracks; `heif-convert` refuses the brand).
     @Test(.enabled(if: Corpus.isAvailable, Corpus.absentReason))
