@@ -5,8 +5,8 @@ import NIOHTTP1
 ///
 /// A throwing call aborts the exchange with that error and closes the connection.
 protocol HTTPResponseConsumer: AnyObject, Sendable {
-    /// The request is being written on `connection` (the exchange arms its timers here, on the loop).
-    func started(on connection: HTTPConnection)
+    /// The request is being written on `carrier` (the exchange arms its timers here, on the loop).
+    func started(on carrier: any HTTPExchangeCarrier)
     /// The final (non-1xx) response head.
     func receive(head: HTTPResponseHead) throws
     /// One piece of the body; `false` stops reading: the exchange finishes with what it has
@@ -21,7 +21,7 @@ protocol HTTPResponseConsumer: AnyObject, Sendable {
 /// The pool leases it to an exchange, which ``send(_:to:returnToPool:completion:)``s one request on it. When that
 /// exchange ends, on the event loop, the connection goes back to the pool by itself: to the idle
 /// list when the response allowed keep-alive and was read to its end, else closed.
-final class HTTPConnection: Sendable {
+final class HTTPConnection: HTTPExchangeCarrier {
     let channel: any Channel
     let origin: HTTPOrigin
     private let handler: NIOLoopBound<HTTPResponseHandler>
@@ -80,6 +80,9 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPClientRequestPart
 
     private var context: ChannelHandlerContext?
+    /// For an HTTP/2 stream: whether the server refused it unprocessed (`REFUSED_STREAM`, or above
+    /// a GOAWAY's last stream id), so the request may go again elsewhere; HTTP/1.1 leaves it `nil`.
+    private let refused: (@Sendable (ChannelHandlerContext, any Error) -> Bool)?
     private var consumer: (any HTTPResponseConsumer)?
     private var completion: (@Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void)?
     private var returnToPool: (@Sendable (Bool) -> Void)?
@@ -90,6 +93,10 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     /// `Expect: 100-continue`), so a server sending one is not following the exchange we started:
     /// the connection is closed after the response rather than reused.
     private var sawInterimResponse = false
+
+    init(refused: (@Sendable (ChannelHandlerContext, any Error) -> Bool)? = nil) {
+        self.refused = refused
+    }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
@@ -169,7 +176,8 @@ final class HTTPResponseHandler: ChannelInboundHandler {
 
     private func fail(_ error: any Error) {
         guard let completion, let returnToPool else { return }
-        let stale = !sawResponse && exchangesStarted > 1
+        var stale = !sawResponse && exchangesStarted > 1
+        if !sawResponse, let refused, let context, refused(context, error) { stale = true }
         end()
         context?.close(promise: nil)
         returnToPool(false)
