@@ -30,6 +30,9 @@ final class HTTP2Connection: Sendable {
         var sawSettings = false
         /// The last stream id of the server's GOAWAY, once one came.
         var lastStreamID: HTTP2StreamID?
+        /// An HTTP/2 error was seen on the connection: it takes no new stream and closes once its
+        /// streams have ended.
+        var draining = false
         var closed = false
         /// Streams opened so far, for the idle check.
         var generation = 0
@@ -62,13 +65,13 @@ final class HTTP2Connection: Sendable {
 
     /// Whether new streams may go out on the connection.
     var isUsable: Bool {
-        state.withLock { !$0.closed && $0.lastStreamID == nil } && channel.isActive
+        state.withLock { !$0.closed && $0.lastStreamID == nil && !$0.draining } && channel.isActive
     }
 
     /// Takes a stream slot if the server allows another one; `false` when it is full, going away or closed.
     func reserveStream() -> Bool {
         state.withLock { state in
-            guard !state.closed, state.lastStreamID == nil, state.active < state.maxStreams else { return false }
+            guard !state.closed, state.lastStreamID == nil, !state.draining, state.active < state.maxStreams else { return false }
             state.active += 1
             state.generation += 1
             return true
@@ -114,11 +117,35 @@ final class HTTP2Connection: Sendable {
     func receivedGoAway(lastStreamID: HTTP2StreamID) {
         let first = state.withLock { state -> Bool in
             defer { state.lastStreamID = min(state.lastStreamID ?? lastStreamID, lastStreamID) }
-            return state.lastStreamID == nil
+            return state.lastStreamID == nil && !state.draining
         }
         if first { notify(.goingAway) }
         // Streams still running finish; the connection closes once they have (see releaseStream).
         if state.withLock({ $0.active == 0 }) { channel.close(promise: nil) }
+    }
+
+    /// NIOHTTP2 reported an error on the connection (a stream's or the connection's own; it has
+    /// reset the stream, or sent GOAWAY): the streams running go on, no new one opens here, and
+    /// the connection closes once they have ended. Closing it at once failed every other load
+    /// on it for one stream's error (a reset racing the stream's end, a frame for a stream
+    /// already gone).
+    func drain() {
+        let (first, idle) = state.withLock { state -> (Bool, Bool) in
+            defer { state.draining = true }
+            return (!state.draining && state.lastStreamID == nil, state.active == 0)
+        }
+        if first { notify(.goingAway) }
+        if idle { channel.close(promise: nil) }
+    }
+
+    /// Takes no new stream from now on (the connection is about to be closed by us): the pool
+    /// is told at once, not when the close completes (a TLS close waits for the peer's close_notify).
+    func stopTakingStreams() {
+        let first = state.withLock { state -> Bool in
+            defer { state.draining = true }
+            return !state.draining && state.lastStreamID == nil
+        }
+        if first { notify(.goingAway) }
     }
 
     func closed() {
@@ -132,19 +159,27 @@ final class HTTP2Connection: Sendable {
 
     /// Closes the connection if no stream opened since it went idle (generation `generation`).
     private func scheduleIdleClose(_ generation: Int) {
-        let goingAway = state.withLock { $0.lastStreamID != nil }
+        let goingAway = state.withLock { $0.lastStreamID != nil || $0.draining }
         if goingAway {
             channel.close(promise: nil)
             return
         }
         channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in
-            let idle = state.withLock { $0.active == 0 && $0.generation == generation }
-            if idle { channel.close(promise: nil) }
+            // Taken out of service under the lock, so no load reserves a stream on it while it closes.
+            let idle = state.withLock { state -> Bool in
+                guard state.active == 0, state.generation == generation else { return false }
+                state.draining = true
+                return true
+            }
+            guard idle else { return }
+            notify(.goingAway)
+            channel.close(promise: nil)
         }
     }
 
     /// Ends the connection now; its streams fail.
     func abort() {
+        stopTakingStreams()
         channel.close(promise: nil)
     }
 }
@@ -182,8 +217,16 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A connection error (a bad frame, a flow-control violation...): NIOHTTP2 has sent GOAWAY;
-        // the connection is of no further use, and its streams fail with the error.
-        context.close(promise: nil)
+        // NIOHTTP2 reports some errors of single streams here too: a frame for a stream already
+        // gone, a stream already closed (a reset crossing the stream's end). Those leave the
+        // connection sound: it takes no new stream and ends with its last one, rather than
+        // failing every other load on it. Any other error (a connection error NIOHTTP2 has sent
+        // GOAWAY for, TLS, the socket) has broken the connection: it closes, and its streams fail.
+        if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed {
+            connection?.drain()
+        } else {
+            connection?.stopTakingStreams()
+            context.close(promise: nil)
+        }
     }
 }

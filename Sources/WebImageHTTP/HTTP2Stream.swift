@@ -78,7 +78,7 @@ final class HTTP2Stream: HTTPExchangeCarrier {
                     returnToPool(false)
                     completion(.failure(error))
                 }
-                if abortedMeanwhile { channel.close(promise: nil) }
+                if abortedMeanwhile { Self.end(channel) }
             case .failure(let error):
                 // No stream: the connection closed or is going away (the request may go elsewhere).
                 phase.withLock { $0 = .ended }
@@ -90,7 +90,8 @@ final class HTTP2Stream: HTTPExchangeCarrier {
     }
 
     /// Resets the stream (`RST_STREAM CANCEL`, sent by NIOHTTP2 when an open stream's channel
-    /// closes); the connection goes on serving its other streams.
+    /// closes); the connection goes on serving its other streams. The exchange ends now, with
+    /// the reason its load was aborted.
     func abort() {
         let channel = phase.withLock { phase -> (any Channel)? in
             switch phase {
@@ -101,7 +102,22 @@ final class HTTP2Stream: HTTPExchangeCarrier {
             case .aborted, .ended: return nil
             }
         }
-        channel?.close(promise: nil)
+        if let channel { Self.end(channel) }
+    }
+
+    /// Ends the exchange on `channel` and closes it. The exchange is told here rather than when
+    /// the channel reports its end: a stream whose HEADERS still wait in NIOHTTP2's buffer (the
+    /// server's stream limit) is dropped from it by the reset, and its channel never reports an
+    /// end, so waiting for that lost the load's completion for good.
+    private static func end(_ channel: any Channel) {
+        let end: @Sendable () -> Void = {
+            if let handler = try? channel.pipeline.syncOperations.handler(type: HTTPResponseHandler.self) {
+                handler.abandon(ChannelError.ioOnClosedChannel)
+            } else {
+                channel.close(promise: nil)
+            }
+        }
+        if channel.eventLoop.inEventLoop { end() } else { channel.eventLoop.execute(end) }
     }
 }
 

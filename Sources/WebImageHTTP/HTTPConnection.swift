@@ -98,6 +98,9 @@ final class HTTPResponseHandler: ChannelInboundHandler {
         self.refused = refused
     }
 
+    /// Whether the channel is an HTTP/2 stream (one exchange, then it ends) rather than an HTTP/1.1 connection.
+    private var isStream: Bool { refused != nil }
+
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -145,12 +148,20 @@ final class HTTPResponseHandler: ChannelInboundHandler {
                 }
                 sawResponse = true
                 keepAlive = head.isKeepAlive
+                var head = head
+                // HTTP/2 has no chunked coding (RFC 9113 §8.2.2): NIO's HTTP/2-to-HTTP/1 codec
+                // adds `transfer-encoding: chunked` to a head without a length, which the
+                // server never sent.
+                if isStream { head.headers.remove(name: "transfer-encoding") }
                 try consumer.receive(head: head)
             case .body(let buffer):
                 // Reading stops early (a dropped body past its bound): the connection cannot be reused.
                 if try !consumer.receive(body: buffer) { succeed(try consumer.finish(), reusable: false) }
             case .end:
-                succeed(try consumer.finish(), reusable: keepAlive && !sawInterimResponse)
+                // An HTTP/2 stream that ended is closed by NIOHTTP2 itself: closing it here would
+                // reset a stream that is already over (and keep-alive means nothing in HTTP/2).
+                succeed(try consumer.finish(), reusable: isStream || (keepAlive && !sawInterimResponse),
+                        closes: !isStream && !(keepAlive && !sawInterimResponse))
             }
         } catch {
             fail(error)
@@ -161,15 +172,25 @@ final class HTTPResponseHandler: ChannelInboundHandler {
         fail(error)
     }
 
+    /// Ends the exchange now with `error` (unless it has ended) and closes the channel, without
+    /// waiting for the channel to report its end: an HTTP/2 stream reset before its HEADERS left
+    /// NIOHTTP2's buffer never reports one. Call on the channel's loop.
+    func abandon(_ error: any Error) {
+        fail(error)
+        context?.close(promise: nil)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         fail(ChannelError.eof)
         context.fireChannelInactive()
     }
 
-    private func succeed(_ outcome: HTTPExchange.Outcome, reusable: Bool) {
+    /// Ends the exchange with `outcome`; `closes`: the connection (or stream) is closed, which
+    /// it must be when `reusable` is `false` for HTTP/1.1.
+    private func succeed(_ outcome: HTTPExchange.Outcome, reusable: Bool, closes: Bool? = nil) {
         guard let completion, let returnToPool else { return }
         end()
-        if !reusable { context?.close(promise: nil) }
+        if closes ?? !reusable { context?.close(promise: nil) }
         returnToPool(reusable)
         completion(.success(outcome))
     }

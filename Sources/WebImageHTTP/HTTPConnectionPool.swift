@@ -405,7 +405,19 @@ final class HTTPConnectionPool: Sendable {
     /// Opens a connection for lease `id` in the slot it was granted; the slot is given up if that
     /// fails. The lease's connect timeout covers TCP and TLS: a host that accepts the
     /// connection and never finishes the handshake is cut off then, not when TCP keepalive gives up.
-    private func connect(_ origin: HTTPOrigin, lease id: Int) {
+    ///
+    /// Runs on the connection's event loop (it hops there first): the handlers that make the
+    /// protocol (HTTP/2's above all, whose server speaks first with its SETTINGS) go on the
+    /// channel in the same loop turn as its connect or TLS handshake completes. From another
+    /// thread, the callbacks on an already-completed connect ran as separate loop tasks, and the
+    /// server's preface could be read in between and dropped: the connection then failed with a
+    /// protocol error (or "closed at once") under load.
+    private func connect(_ origin: HTTPOrigin, lease id: Int, on chosenLoop: (any EventLoop)? = nil) {
+        let loop = chosenLoop ?? group.next()
+        guard loop.inEventLoop else {
+            loop.execute { [self] in connect(origin, lease: id, on: loop) }
+            return
+        }
         guard let timeout = state.withLock({ $0.pending[id]?.connectTimeout }) else {
             // Withdrawn between being granted the slot and getting here.
             state.withLock { $0.origins[origin]?.connecting -= 1 }
@@ -427,7 +439,6 @@ final class HTTPConnectionPool: Sendable {
         let literalAddress = try? SocketAddress(ipAddress: connectHost, port: connectPort)
         let serverHostname = (try? SocketAddress(ipAddress: host, port: origin.port)) == nil ? host : nil
         // The channel runs on `loop`, so the handshake promise can be made before it exists.
-        let loop = group.next()
         let tunnelReady = tunnel == nil ? nil : loop.makePromise(of: Void.self)
         let handshake = tls == nil ? nil : loop.makePromise(of: String?.self)
         let deadline = loop.scheduleTask(in: timeout) { [weak self] in

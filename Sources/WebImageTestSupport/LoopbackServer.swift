@@ -369,7 +369,12 @@ public final class LoopbackServer: Sendable {
 
     private func serve(_ connection: Connection, id: Int) async {
         let channel = connection.channel
-        guard register(channel, id: id, http2: false) else { return }
+        guard register(channel, id: id, http2: false) else {
+            // Arrived after shutdown: closed unanswered, but through its async channel (one
+            // dropped unused traps in NIO, its writer never finished).
+            try? await connection.executeThenClose { _, _ in }
+            return
+        }
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
             var served = 0
@@ -391,8 +396,19 @@ public final class LoopbackServer: Sendable {
     }
 
     /// Answers each stream of an HTTP/2 connection in a task of its own, as it opens.
+    ///
+    /// The streams are taken in a task that is never cancelled, until the connection's channel
+    /// closes: a stream NIOHTTP2 had already handed over, dropped unread when a cancelled
+    /// iteration ended the sequence, trapped in NIO (its async writer never finished). Cancelling
+    /// the connection's task (shutdown, the client leaving) still ends the streams' own tasks.
     private func serve(_ streams: HTTP2Streams, channel: any Channel, id: Int) async {
-        guard register(channel, id: id, http2: true) else { return }
+        // A connection that arrives after shutdown is closed by `register`; its streams are
+        // still taken (and end at once with it).
+        _ = register(channel, id: id, http2: true)
+        await Task { await self.acceptStreams(streams, channel: channel, id: id) }.value
+    }
+
+    private func acceptStreams(_ streams: HTTP2Streams, channel: any Channel, id: Int) async {
         var served = 0
         do {
             for try await stream in streams.inbound {

@@ -71,7 +71,9 @@ struct HTTPImageLoaderTests {
                 #expect(outcome.error?.isTransient == true)
                 #expect(outcome.progressCount >= 1)
             }
-            await server.waitForAborted(1, path: "/stall")
+            // Bounded: a load that failed before its request reached the server must fail the test, not hang it.
+            let aborted = await finishing(within: .seconds(10)) { await server.waitForAborted(1, path: "/stall") }
+            #expect(aborted != nil, "the server never saw the stalled response aborted")
         }
     }
 

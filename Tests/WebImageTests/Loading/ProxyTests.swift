@@ -57,8 +57,6 @@ struct ProxyTests {
     @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
     func http2IsSpokenThroughACONNECTTunnel() async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
-        // A known failing case of HTTP/2 (#20): the tunnelled h2 connection closes at once.
-        await withKnownIssue("HTTP/2 through a CONNECT tunnel (#20)", isIntermittent: true) {
         try await withShutdown(of: try await LoopbackServer.start(tls: tls, http2: true), { try await $0.shutdown() }) { origin in
             let jpeg = try sampleJPEG()
             origin.route("/a.jpg", .image(jpeg, contentType: "image/jpeg"))
@@ -74,7 +72,6 @@ struct ProxyTests {
                 #expect(origin.acceptedConnectionCount == 1)
                 try await loader.shutdown()
             }
-        }
         }
     }
 

@@ -20,7 +20,9 @@ struct ResourceTimeoutTests {
                 #expect(outcome.error == .timedOut)
                 #expect(ContinuousClock.now - start < .seconds(10))
             }
-            await server.waitForAborted(1, path: "/drip")
+            // Bounded: a load that ended before its request reached the server must fail the test, not hang it.
+            let aborted = await finishing(within: .seconds(10)) { await server.waitForAborted(1, path: "/drip") }
+            #expect(aborted != nil, "the server never saw the dripping response aborted")
         }
     }
 
