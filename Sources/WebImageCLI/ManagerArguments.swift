@@ -47,11 +47,11 @@ struct ManagerArguments: ParsableArguments {
     var proxy: String?
 
     @Option(name: .customLong("http-version"),
-            help: ArgumentHelp("Which HTTP to speak: 1.1 (HTTP/1.1 only, the default while HTTP/2 has known failing cases), "
-                               + "auto (HTTP/2 when an https server offers it by ALPN, else HTTP/1.1) "
+            help: ArgumentHelp("Which HTTP to speak: auto (the default: HTTP/2 when an https server offers it by ALPN, "
+                               + "else HTTP/1.1), 1.1 (HTTP/1.1 only) "
                                + "or 2 (HTTP/2 only: h2 over https, h2c by prior knowledge over http).",
                                valueName: "auto|1.1|2"))
-    var httpVersion: HTTPVersionArgument = .http1_1
+    var httpVersion: HTTPVersionArgument = .auto
 
     @Option(help: "Send a download that failed transiently (no connection, a timeout, 408, 429, 500, 502-504) again, at most this many times.")
     var retries = 0

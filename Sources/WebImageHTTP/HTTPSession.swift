@@ -48,7 +48,7 @@ package final class HTTPSession: Sendable {
         /// Which HTTP versions to speak (``HTTPVersionPreference/auto``: h2 when a TLS server offers it).
         /// HTTP/2 goes through a proxy's `CONNECT` tunnel too (ALPN runs end to end); plain http
         /// through a forwarding proxy is always HTTP/1.1.
-        package var httpVersion: HTTPVersionPreference = .http1_1
+        package var httpVersion: HTTPVersionPreference = .auto
 
         package init(idleTimeout: Duration, resourceTimeout: Duration, connectTimeout: Duration, maxBodySize: Int64,
                      maxRedirects: Int, defaultHeaders: [String: String], allowsInvalidCertificates: Bool,

@@ -73,7 +73,7 @@ final class DownloadCoordinator: Sendable {
         if configuration.allowsInvalidCertificates || !configuration.trustedCertificatesPEM.isEmpty
             || configuration.connectAddressPolicy != nil || configuration.serverTrust != nil
             || configuration.clientCertificate != nil || configuration.maxConnectionsPerHost != nil
-            || configuration.idleConnectionTimeout != nil || configuration.httpVersion != .http1_1 {
+            || configuration.idleConnectionTimeout != nil || configuration.httpVersion != .auto {
             var loader = HTTPImageLoader.Configuration(allowsInvalidCertificates: configuration.allowsInvalidCertificates,
                                                        maxConnectionsPerHost: max(configuration.maxConnectionsPerHost
                                                            ?? configuration.maxConcurrentDownloads, 1),

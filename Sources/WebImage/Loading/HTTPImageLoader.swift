@@ -58,9 +58,10 @@ public final class HTTPImageLoader: ImageLoader {
         /// The proxies requests go through; by default the environment's (`http_proxy`,
         /// `https_proxy`, `no_proxy`), read when the configuration is made.
         public var proxy: ImageDownloader.ProxySettings
-        /// Which HTTP versions to speak (``ImageDownloader/HTTPVersion/auto``: HTTP/2 when an https
-        /// server offers it, one connection per origin carrying every load as a stream).
-        public var httpVersion: ImageDownloader.HTTPVersion = .http1_1
+        /// Which HTTP versions to speak; the default, ``ImageDownloader/HTTPVersion/auto``, takes
+        /// HTTP/2 when an https server offers it (one connection per origin carrying every load as
+        /// a stream) and HTTP/1.1 otherwise.
+        public var httpVersion: ImageDownloader.HTTPVersion = .auto
 
         /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
         public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,

@@ -31,6 +31,20 @@ struct CLIHTTPVersionTests {
         }
     }
 
+    /// `auto` is the default: an https server offering h2 gets HTTP/2 without the option.
+    @Test func autoIsTheDefaultAndPicksHTTP2() async throws {
+        try await withServer(.h2) { server in
+            server.route("/a.jpg", LoopbackResponse(headers: ["Content-Type": "image/jpeg"], body: .bytes(try sampleJPEG(width: 8, height: 8))))
+            let directory = try TemporaryDirectory()
+            let file = directory.url.appendingPathComponent("ca.pem")
+            try Data((server.certificatePEM ?? "").utf8).write(to: file)
+            let run = try await runCLI(["load", server.url("/a.jpg").absoluteString, "--cache-dir", directory.url.path,
+                                        "--ca-file", file.path])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(server.requests.map(\.version) == ["HTTP/2.0"])
+        }
+    }
+
     @Test func http1IsSpokenWhenAsked() async throws {
         try await withServer(.h2) { server in
             server.route("/a.jpg", LoopbackResponse(headers: ["Content-Type": "image/jpeg"], body: .bytes(try sampleJPEG(width: 8, height: 8))))
