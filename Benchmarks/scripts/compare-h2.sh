@@ -20,7 +20,7 @@ set -euo pipefail
 FILES=200
 SIZE=51200
 CONCURRENCY=6
-ROUNDS=3
+ROUNDS="${ROUNDS:-3}"
 DELAY_MS="${DELAY_MS:-25}"
 source "$(dirname "$0")/bench-fixture.sh"
 command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
@@ -89,7 +89,10 @@ make_lists "$RELAY_PORT" slow
 make_lists "$PORT" direct
 
 HAS_VERSION=0
-"$WEBIMAGE_BIN" load --help 2>/dev/null | grep -q -- "--http-version" && HAS_VERSION=1
+# The help text is read whole first: `grep -q` stopping early would kill the writer with SIGPIPE,
+# which pipefail turns into "no --http-version" now and then.
+help_text="$("$WEBIMAGE_BIN" load --help 2>/dev/null || true)"
+grep -q -- "--http-version" <<< "$help_text" && HAS_VERSION=1
 [[ $HAS_VERSION == 1 ]] || echo "needs --http-version: this webimage has no --http-version (HTTP/2 not merged yet); h2 runs skipped, HTTP/1.1 runs use the client's only protocol"
 
 now() { date +%s.%N; }
@@ -110,9 +113,11 @@ theirs() {
 }
 # User+sys CPU seconds of one `ours` run straight to nginx, with extra flags $1 and concurrency $2.
 cpu_of() {
+    # A failed run is reported, not averaged in: /usr/bin/time adds a "Command exited" line then.
     /usr/bin/time -f "%U %S" -o "$WORK/time.out" "$WEBIMAGE_BIN" load --urls-file "$WORK/direct.urls" \
-        --concurrency "$2" --ca-file "$WORK/cert.pem" --no-cache --summary-only $1 > /dev/null 2>&1
-    awk '{printf "%.3f\n", $1 + $2}' "$WORK/time.out"
+        --concurrency "$2" --ca-file "$WORK/cert.pem" --no-cache --summary-only $1 > "$WORK/cpu.out" 2>&1 \
+        || { echo "webimage load $1 failed: $(tail -3 "$WORK/cpu.out")" >&2; return 1; }
+    tail -1 "$WORK/time.out" | awk '{printf "%.3f\n", $1 + $2}'
 }
 min() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
 

@@ -46,6 +46,13 @@ struct ManagerArguments: ParsableArguments {
                                valueName: "URL"))
     var proxy: String?
 
+    @Option(name: .customLong("http-version"),
+            help: ArgumentHelp("Which HTTP to speak: auto (the default: HTTP/2 when an https server offers it by ALPN, "
+                               + "else HTTP/1.1), 1.1 (HTTP/1.1 only) "
+                               + "or 2 (HTTP/2 only: h2 over https, h2c by prior knowledge over http).",
+                               valueName: "auto|1.1|2"))
+    var httpVersion: HTTPVersionArgument = .auto
+
     @Option(help: "Send a download that failed transiently (no connection, a timeout, 408, 429, 500, 502-504) again, at most this many times.")
     var retries = 0
 
@@ -174,9 +181,25 @@ struct ManagerArguments: ParsableArguments {
             trustedCertificatesPEM: pem.map { [$0] } ?? [],
             proxy: proxySettings(),
             retryPolicy: retries > 0 ? ImageDownloader.RetryPolicy(maxRetries: retries) : nil)
+        configuration.httpVersion = httpVersion.downloader
         configuration.serverTrust = try? serverTrust()
         configuration.clientCertificate = try? clientCertificate()
         let downloader = ImageDownloader(configuration: configuration)
         return ImageManager(cache: cache, loader: downloader)
+    }
+}
+
+/// `--http-version`'s values, spelled as on the command line.
+enum HTTPVersionArgument: String, ExpressibleByArgument, CaseIterable {
+    case auto
+    case http1_1 = "1.1"
+    case http2 = "2"
+
+    var downloader: ImageDownloader.HTTPVersion {
+        switch self {
+        case .auto: .auto
+        case .http1_1: .http1_1
+        case .http2: .http2
+        }
     }
 }

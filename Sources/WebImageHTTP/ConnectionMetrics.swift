@@ -8,11 +8,14 @@ package struct ConnectionCounts: Sendable, Hashable {
     package var reused = 0
     /// Exchanges (requests) that got a connection, new or reused.
     package var requests = 0
+    /// HTTP/2 streams opened (one per exchange on an HTTP/2 connection; also counted in ``requests``).
+    package var streams = 0
 
-    package init(opened: Int = 0, reused: Int = 0, requests: Int = 0) {
+    package init(opened: Int = 0, reused: Int = 0, requests: Int = 0, streams: Int = 0) {
         self.opened = opened
         self.reused = reused
         self.requests = requests
+        self.streams = streams
     }
 }
 
@@ -24,6 +27,8 @@ package enum ConnectionEvent: String, Sendable {
     case reused
     /// A request got a connection.
     case request
+    /// A request got a stream of an HTTP/2 connection.
+    case stream
 }
 
 /// Told every ``ConnectionEvent`` with its origin (`scheme://host[:port]`), on the thread it happened on.
@@ -56,6 +61,7 @@ final class ConnectionMetrics: Sendable {
             case .opened: counts[key, default: ConnectionCounts()].opened += 1
             case .reused: counts[key, default: ConnectionCounts()].reused += 1
             case .request: counts[key, default: ConnectionCounts()].requests += 1
+            case .stream: counts[key, default: ConnectionCounts()].streams += 1
             }
             return key
         }

@@ -5,8 +5,8 @@ import NIOHTTP1
 ///
 /// A throwing call aborts the exchange with that error and closes the connection.
 protocol HTTPResponseConsumer: AnyObject, Sendable {
-    /// The request is being written on `connection` (the exchange arms its timers here, on the loop).
-    func started(on connection: HTTPConnection)
+    /// The request is being written on `carrier` (the exchange arms its timers here, on the loop).
+    func started(on carrier: any HTTPExchangeCarrier)
     /// The final (non-1xx) response head.
     func receive(head: HTTPResponseHead) throws
     /// One piece of the body; `false` stops reading: the exchange finishes with what it has
@@ -21,7 +21,7 @@ protocol HTTPResponseConsumer: AnyObject, Sendable {
 /// The pool leases it to an exchange, which ``send(_:to:returnToPool:completion:)``s one request on it. When that
 /// exchange ends, on the event loop, the connection goes back to the pool by itself: to the idle
 /// list when the response allowed keep-alive and was read to its end, else closed.
-final class HTTPConnection: Sendable {
+final class HTTPConnection: HTTPExchangeCarrier {
     let channel: any Channel
     let origin: HTTPOrigin
     private let handler: NIOLoopBound<HTTPResponseHandler>
@@ -80,6 +80,9 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPClientRequestPart
 
     private var context: ChannelHandlerContext?
+    /// For an HTTP/2 stream: whether the server refused it unprocessed (`REFUSED_STREAM`, or above
+    /// a GOAWAY's last stream id), so the request may go again elsewhere; HTTP/1.1 leaves it `nil`.
+    private let refused: (@Sendable (ChannelHandlerContext, any Error) -> Bool)?
     private var consumer: (any HTTPResponseConsumer)?
     private var completion: (@Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void)?
     private var returnToPool: (@Sendable (Bool) -> Void)?
@@ -90,6 +93,13 @@ final class HTTPResponseHandler: ChannelInboundHandler {
     /// `Expect: 100-continue`), so a server sending one is not following the exchange we started:
     /// the connection is closed after the response rather than reused.
     private var sawInterimResponse = false
+
+    init(refused: (@Sendable (ChannelHandlerContext, any Error) -> Bool)? = nil) {
+        self.refused = refused
+    }
+
+    /// Whether the channel is an HTTP/2 stream (one exchange, then it ends) rather than an HTTP/1.1 connection.
+    private var isStream: Bool { refused != nil }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
@@ -138,12 +148,20 @@ final class HTTPResponseHandler: ChannelInboundHandler {
                 }
                 sawResponse = true
                 keepAlive = head.isKeepAlive
+                var head = head
+                // HTTP/2 has no chunked coding (RFC 9113 §8.2.2): NIO's HTTP/2-to-HTTP/1 codec
+                // adds `transfer-encoding: chunked` to a head without a length, which the
+                // server never sent.
+                if isStream { head.headers.remove(name: "transfer-encoding") }
                 try consumer.receive(head: head)
             case .body(let buffer):
                 // Reading stops early (a dropped body past its bound): the connection cannot be reused.
                 if try !consumer.receive(body: buffer) { succeed(try consumer.finish(), reusable: false) }
             case .end:
-                succeed(try consumer.finish(), reusable: keepAlive && !sawInterimResponse)
+                // An HTTP/2 stream that ended is closed by NIOHTTP2 itself: closing it here would
+                // reset a stream that is already over (and keep-alive means nothing in HTTP/2).
+                succeed(try consumer.finish(), reusable: isStream || (keepAlive && !sawInterimResponse),
+                        closes: !isStream && !(keepAlive && !sawInterimResponse))
             }
         } catch {
             fail(error)
@@ -154,22 +172,33 @@ final class HTTPResponseHandler: ChannelInboundHandler {
         fail(error)
     }
 
+    /// Ends the exchange now with `error` (unless it has ended) and closes the channel, without
+    /// waiting for the channel to report its end: an HTTP/2 stream reset before its HEADERS left
+    /// NIOHTTP2's buffer never reports one. Call on the channel's loop.
+    func abandon(_ error: any Error) {
+        fail(error)
+        context?.close(promise: nil)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         fail(ChannelError.eof)
         context.fireChannelInactive()
     }
 
-    private func succeed(_ outcome: HTTPExchange.Outcome, reusable: Bool) {
+    /// Ends the exchange with `outcome`; `closes`: the connection (or stream) is closed, which
+    /// it must be when `reusable` is `false` for HTTP/1.1.
+    private func succeed(_ outcome: HTTPExchange.Outcome, reusable: Bool, closes: Bool? = nil) {
         guard let completion, let returnToPool else { return }
         end()
-        if !reusable { context?.close(promise: nil) }
+        if closes ?? !reusable { context?.close(promise: nil) }
         returnToPool(reusable)
         completion(.success(outcome))
     }
 
     private func fail(_ error: any Error) {
         guard let completion, let returnToPool else { return }
-        let stale = !sawResponse && exchangesStarted > 1
+        var stale = !sawResponse && exchangesStarted > 1
+        if !sawResponse, let refused, let context, refused(context, error) { stale = true }
         end()
         context?.close(promise: nil)
         returnToPool(false)

@@ -1,16 +1,26 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
 import WebImageSupport
 
-/// Keep-alive HTTP/1.1 connections, at most ``maxConnectionsPerOrigin`` per scheme, host and port.
+/// Keep-alive HTTP/1.1 connections, at most ``maxConnectionsPerOrigin`` per scheme, host and port,
+/// and HTTP/2 connections (ALPN `h2` over TLS, or h2c by prior knowledge), one per origin carrying
+/// every load to it as a stream.
 ///
 /// Built on SwiftNIO directly because a general-purpose client's per-request machinery (state
 /// machines, request validation, delegate plumbing) cost as much CPU as moving the bytes: an image
 /// loader sends nothing but GETs, so a connection here is a channel, a codec and one small handler.
 /// Waiters for a busy origin are served first come, first served.
+///
+/// HTTP/2: while the first connection to an origin that may speak it is being opened, other loads
+/// to the origin wait for it rather than open connections of their own; when ALPN picks `h2`, they
+/// all get streams on it (as many as the server's `SETTINGS_MAX_CONCURRENT_STREAMS`, the rest wait
+/// for a stream to end: one connection per origin, as RFC 9113 §9.1 asks); when it picks
+/// HTTP/1.1, they open connections as usual. A connection going away (GOAWAY) takes no new stream;
+/// the next load opens a new connection.
 ///
 /// Leasing takes a callback rather than suspending a task: a download runs from one event-loop
 /// callback to the next (lease, request, response, next download) without waking a thread of
@@ -20,18 +30,22 @@ final class HTTPConnectionPool: Sendable {
     private enum Grant {
         /// An idle connection, ready for a request.
         case connection(HTTPConnection)
+        /// A stream slot reserved on an HTTP/2 connection.
+        case stream(HTTP2Connection)
         /// A slot: the lease opens a connection of its own.
         case slot
     }
 
     /// Told the outcome of a lease, once.
-    typealias LeaseCompletion = @Sendable (Result<HTTPConnection, any Error>) -> Void
+    typealias LeaseCompletion = @Sendable (Result<any HTTPExchangeCarrier, any Error>) -> Void
 
     /// A lease not decided at once: waiting for a busy origin, or opening a connection.
     private struct PendingLease {
         let origin: HTTPOrigin
         /// How long opening its connection may take, TCP and TLS together.
         let connectTimeout: TimeAmount
+        /// The load's priority (-2...2), the weight of its HTTP/2 stream.
+        let priority: Int
         let completion: LeaseCompletion
         /// The channels opened for it so far (a host name may resolve to several addresses,
         /// tried in turn): closed when the lease is withdrawn or times out.
@@ -44,10 +58,18 @@ final class HTTPConnectionPool: Sendable {
         let since: NIODeadline
     }
 
+    /// What the origin's connections have spoken, once one was opened.
+    private enum Learned { case unknown, http1, http2 }
+
     private struct PerOrigin {
         var idle: [IdleConnection] = []
-        /// Connections open or being opened, idle or not.
+        /// Connections open or being opened, idle or not (HTTP/2 ones included).
         var open = 0
+        /// Connections being opened.
+        var connecting = 0
+        /// HTTP/2 connections that take new streams (one, normally; a GOAWAY takes one out).
+        var http2: [HTTP2Connection] = []
+        var learned = Learned.unknown
         /// Leases waiting for a connection or a slot, first come first served.
         var waiters: [Int] = []
     }
@@ -55,6 +77,8 @@ final class HTTPConnectionPool: Sendable {
     private struct State {
         var origins: [HTTPOrigin: PerOrigin] = [:]
         var all: [ObjectIdentifier: HTTPConnection] = [:]
+        /// Every open HTTP/2 connection, going away or not, for shutdown.
+        var http2: [ObjectIdentifier: HTTP2Connection] = [:]
         /// Connections with an idle check scheduled: at most one each, so the event loop's timer
         /// heap stays small (a check per release made it grow with every request).
         var idleChecks: Set<ObjectIdentifier> = []
@@ -89,6 +113,8 @@ final class HTTPConnectionPool: Sendable {
 
     let maxConnectionsPerOrigin: Int
     let group: any EventLoopGroup
+    /// Which HTTP versions connections speak.
+    let httpVersion: HTTPVersionPreference
     private let idleConnectionTimeout: TimeAmount
     private let allowsInvalidCertificates: Bool
     private let trustedCertificatesPEM: [String]
@@ -109,7 +135,8 @@ final class HTTPConnectionPool: Sendable {
          allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String] = [],
          idleConnectionTimeout: TimeAmount = .seconds(60), addressPolicy: ConnectAddressPolicy? = nil,
          serverTrust: ServerTrust? = nil, clientCertificate: ClientCertificate? = nil, nameResolver: NameResolver? = nil,
-         connectionObserver: ConnectionEventObserver? = nil) {
+         connectionObserver: ConnectionEventObserver? = nil, httpVersion: HTTPVersionPreference = .auto) {
+        self.httpVersion = httpVersion
         self.nameResolver = nameResolver
         metrics = ConnectionMetrics(observer: connectionObserver)
         self.addressPolicy = addressPolicy
@@ -126,9 +153,11 @@ final class HTTPConnectionPool: Sendable {
     /// system's trust roots plus `trustedCertificatesPEM`, no verification with `allowsInvalidCertificates`.
     static func clientTLSConfiguration(allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String],
                                        serverTrust: ServerTrust? = nil,
-                                       clientCertificate: ClientCertificate? = nil) throws -> TLSConfiguration {
+                                       clientCertificate: ClientCertificate? = nil,
+                                       httpVersion: HTTPVersionPreference = .auto) throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
+        configuration.applicationProtocols = httpVersion.alpnProtocols
         if allowsInvalidCertificates { configuration.certificateVerification = .none }
         // The pins and the evaluator decide alone; verification stays on so that they are asked.
         if serverTrust?.replacesDefaultValidation == true { configuration.certificateVerification = .noHostnameVerification }
@@ -148,7 +177,7 @@ final class HTTPConnectionPool: Sendable {
             let made = Result {
                 try NIOSSLContext(configuration: Self.clientTLSConfiguration(
                     allowsInvalidCertificates: allowsInvalidCertificates, trustedCertificatesPEM: trustedCertificatesPEM,
-                    serverTrust: serverTrust, clientCertificate: clientCertificate))
+                    serverTrust: serverTrust, clientCertificate: clientCertificate, httpVersion: httpVersion))
             }
             context = made
             return try made.get()
@@ -162,15 +191,18 @@ final class HTTPConnectionPool: Sendable {
     /// failed with ``HTTPLoadError/timedOut``), or the next to free up. Returns the lease's id
     /// while it waits or connects (for ``cancelLease(_:)``), `nil` when it was decided at once.
     @discardableResult
-    func lease(_ origin: HTTPOrigin, connectTimeout: TimeAmount, _ completion: @escaping LeaseCompletion) -> Int? {
-        enum Decision { case connection(HTTPConnection), connect(Int), wait(Int), fail(any Error) }
+    func lease(_ origin: HTTPOrigin, connectTimeout: TimeAmount, priority: Int = 0,
+               _ completion: @escaping LeaseCompletion) -> Int? {
+        enum Decision { case connection(HTTPConnection), stream(HTTP2Connection), connect(Int), wait(Int), fail(any Error) }
         let decision = state.withLock { state -> Decision in
             do {
                 let grant = try grantNow(origin, in: &state)
                 if case .connection(let connection)? = grant { return .connection(connection) }
+                if case .stream(let connection)? = grant { return .stream(connection) }
                 state.nextLeaseID += 1
                 let id = state.nextLeaseID
-                state.pending[id] = PendingLease(origin: origin, connectTimeout: connectTimeout, completion: completion)
+                state.pending[id] = PendingLease(origin: origin, connectTimeout: connectTimeout, priority: priority,
+                                                 completion: completion)
                 guard grant != nil else {
                     state.origins[origin, default: PerOrigin()].waiters.append(id)
                     return .wait(id)
@@ -185,6 +217,9 @@ final class HTTPConnectionPool: Sendable {
             metrics.record(.reused, for: origin)
             metrics.record(.request, for: origin)
             completion(.success(connection))
+            return nil
+        case .stream(let connection):
+            completion(.success(stream(on: connection, priority: priority, reused: true)))
             return nil
         case .connect(let id):
             connect(origin, lease: id)
@@ -228,15 +263,89 @@ final class HTTPConnectionPool: Sendable {
             entry.open -= 1
             state.all[ObjectIdentifier(idle.connection)] = nil
         }
+        for connection in entry.http2 where connection.reserveStream() { return .stream(connection) }
+        let http2 = entry.learned == .http2 || (entry.learned == .unknown && httpVersion.expectsHTTP2(origin))
+        // One HTTP/2 connection carries every load: a second opens only when none is open or
+        // opening (the open one went away, or its limit of streams is reached: then the load waits).
+        if http2, entry.connecting > 0 || !entry.http2.isEmpty { return nil }
         guard entry.open < maxConnectionsPerOrigin else { return nil }
         entry.open += 1
+        entry.connecting += 1
         return .slot
+    }
+
+    /// A carrier for one exchange on a stream slot reserved on `connection`, counted.
+    private func stream(on connection: HTTP2Connection, priority: Int, reused: Bool) -> HTTP2Stream {
+        if reused { metrics.record(.reused, for: connection.origin) }
+        metrics.record(.request, for: connection.origin)
+        metrics.record(.stream, for: connection.origin)
+        return HTTP2Stream(on: connection, weight: HTTP2ClientSettings.weight(forPriority: priority))
+    }
+
+    /// Hands what is free now (idle connections, HTTP/2 streams, slots to connect in) to the
+    /// origin's waiters, first come first served, until one has to go on waiting.
+    private func serviceWaiters(_ origin: HTTPOrigin) {
+        enum Action { case connection(PendingLease, HTTPConnection), stream(PendingLease, HTTP2Connection), connect(Int) }
+        let actions = state.withLock { state -> [Action] in
+            var actions: [Action] = []
+            while let id = state.origins[origin]?.waiters.first {
+                guard state.pending[id] != nil else {
+                    state.origins[origin]?.waiters.removeFirst()
+                    continue
+                }
+                guard let grant = (try? grantNow(origin, in: &state)) ?? nil else { break }
+                state.origins[origin]?.waiters.removeFirst()
+                switch grant {
+                case .slot:
+                    actions.append(.connect(id))
+                case .connection(let connection):
+                    if let lease = state.pending.removeValue(forKey: id) { actions.append(.connection(lease, connection)) }
+                case .stream(let connection):
+                    if let lease = state.pending.removeValue(forKey: id) { actions.append(.stream(lease, connection)) }
+                }
+            }
+            return actions
+        }
+        for action in actions {
+            switch action {
+            case .connect(let id): connect(origin, lease: id)
+            case .connection(let lease, let connection):
+                metrics.record(.reused, for: origin)
+                metrics.record(.request, for: origin)
+                lease.completion(.success(connection))
+            case .stream(let lease, let connection):
+                lease.completion(.success(stream(on: connection, priority: lease.priority, reused: true)))
+            }
+        }
+    }
+
+    /// What the pool does when an HTTP/2 connection's state changes.
+    private func http2Changed(_ connection: HTTP2Connection, _ event: HTTP2Connection.Event) {
+        let origin = connection.origin
+        switch event {
+        case .capacity:
+            break
+        case .goingAway:
+            state.withLock { state in state.origins[origin]?.http2.removeAll { $0 === connection } }
+        case .closed:
+            state.withLock { state in
+                guard state.http2.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+                state.origins[origin]?.http2.removeAll { $0 === connection }
+                state.origins[origin]?.open -= 1
+            }
+        }
+        serviceWaiters(origin)
     }
 
     /// Gives back a connection its exchange is done with; a waiter gets it, or it goes idle.
     /// Called once per exchange (by the connection when the exchange ends, or by an exchange
     /// that was cancelled before it sent anything).
-    func release(_ connection: HTTPConnection, reusable: Bool) {
+    func release(_ carrier: any HTTPExchangeCarrier, reusable: Bool) {
+        if let stream = carrier as? HTTP2Stream {
+            // The stream is over (ended, or reset): its slot frees whatever the response said.
+            return stream.connection.releaseStream()
+        }
+        guard let connection = carrier as? HTTPConnection else { return }
         enum Next { case none, idle(scheduleCheck: Bool), handOver(PendingLease), connect(Int) }
         let origin = connection.origin
         let reuse = reusable && connection.channel.isActive
@@ -255,6 +364,7 @@ final class HTTPConnectionPool: Sendable {
                     return (.none, false)
                 }
                 // The slot passes to the next waiter, who opens a connection of its own.
+                entry.connecting += 1
                 return (.connect(waiter), false)
             }
             guard let waiter, let lease = state.pending.removeValue(forKey: waiter) else {
@@ -284,6 +394,7 @@ final class HTTPConnectionPool: Sendable {
                 entry.open -= 1
                 return nil
             }
+            entry.connecting += 1
             return waiter
         }
         if let waiter { connect(origin, lease: waiter) }
@@ -294,9 +405,22 @@ final class HTTPConnectionPool: Sendable {
     /// Opens a connection for lease `id` in the slot it was granted; the slot is given up if that
     /// fails. The lease's connect timeout covers TCP and TLS: a host that accepts the
     /// connection and never finishes the handshake is cut off then, not when TCP keepalive gives up.
-    private func connect(_ origin: HTTPOrigin, lease id: Int) {
+    ///
+    /// Runs on the connection's event loop (it hops there first): the handlers that make the
+    /// protocol (HTTP/2's above all, whose server speaks first with its SETTINGS) go on the
+    /// channel in the same loop turn as its connect or TLS handshake completes. From another
+    /// thread, the callbacks on an already-completed connect ran as separate loop tasks, and the
+    /// server's preface could be read in between and dropped: the connection then failed with a
+    /// protocol error (or "closed at once") under load.
+    private func connect(_ origin: HTTPOrigin, lease id: Int, on chosenLoop: (any EventLoop)? = nil) {
+        let loop = chosenLoop ?? group.next()
+        guard loop.inEventLoop else {
+            loop.execute { [self] in connect(origin, lease: id, on: loop) }
+            return
+        }
         guard let timeout = state.withLock({ $0.pending[id]?.connectTimeout }) else {
             // Withdrawn between being granted the slot and getting here.
+            state.withLock { $0.origins[origin]?.connecting -= 1 }
             return releaseSlot(origin)
         }
         let tls: NIOSSLContext?
@@ -315,9 +439,8 @@ final class HTTPConnectionPool: Sendable {
         let literalAddress = try? SocketAddress(ipAddress: connectHost, port: connectPort)
         let serverHostname = (try? SocketAddress(ipAddress: host, port: origin.port)) == nil ? host : nil
         // The channel runs on `loop`, so the handshake promise can be made before it exists.
-        let loop = group.next()
         let tunnelReady = tunnel == nil ? nil : loop.makePromise(of: Void.self)
-        let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
+        let handshake = tls == nil ? nil : loop.makePromise(of: String?.self)
         let deadline = loop.scheduleTask(in: timeout) { [weak self] in
             self?.abortLease(id, with: HTTPLoadError.timedOut)
         }
@@ -348,7 +471,6 @@ final class HTTPConnectionPool: Sendable {
                             try channel.pipeline.syncOperations.addHandlers(handlers)
                             try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
                         }
-                        try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
                     }
                 }
         }
@@ -388,18 +510,26 @@ final class HTTPConnectionPool: Sendable {
                         ?? [NIOSSLClientHandler(context: tls, serverHostname: serverHostname)]
                     try channel.pipeline.syncOperations.addHandlers(handlers)
                     try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
-                    try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
                     return channel
                 }
             }
         }
-        opened.flatMap { channel -> EventLoopFuture<HTTPConnection> in
+        opened.flatMap { channel -> EventLoopFuture<OpenedConnection> in
             // A refused certificate fails the connect, with BoringSSL's reason, before any request is written.
-            let ready = handshake?.futureResult ?? channel.eventLoop.makeSucceededVoidFuture()
+            let ready = handshake?.futureResult ?? channel.eventLoop.makeSucceededFuture(nil)
             return ready.flatMapErrorThrowing { error in
                 channel.close(promise: nil)
                 throw error
-            }.flatMapThrowing { [self] in
+            }.flatMapThrowing { [self] negotiated in
+                // The protocol: what ALPN picked over TLS; over plain http, h2c only by prior knowledge.
+                let http2 = tls == nil ? httpVersion.usesPriorKnowledge(origin) : negotiated == "h2"
+                if tls != nil, httpVersion == .http2, !http2 {
+                    channel.close(promise: nil)
+                    throw HTTPLoadError.connectionFailed("the server did not agree to HTTP/2 (ALPN: \(negotiated ?? "none"))")
+                }
+                metrics.record(.opened, for: origin)
+                if http2 { return .http2(try makeHTTP2Connection(on: channel, origin: origin)) }
+                try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
                 let handler = HTTPResponseHandler()
                 try channel.pipeline.syncOperations.addHandler(handler)
                 let connection = HTTPConnection(channel: channel, origin: origin, handler: handler)
@@ -413,8 +543,7 @@ final class HTTPConnectionPool: Sendable {
                     throw HTTPLoadError.cancelled
                 }
                 channel.closeFuture.whenComplete { [weak self] _ in self?.forgetIdle(connection) }
-                metrics.record(.opened, for: origin)
-                return connection
+                return .http1(connection)
             }
         }.whenComplete { [self] result in
             deadline.cancel()
@@ -427,19 +556,79 @@ final class HTTPConnectionPool: Sendable {
         }
     }
 
+    /// A connection just opened, by the protocol it speaks.
+    private enum OpenedConnection {
+        case http1(HTTPConnection)
+        case http2(HTTP2Connection)
+    }
+
+    /// Puts NIOHTTP2 on `channel` (client settings, windows and limits of ``HTTP2ClientSettings``),
+    /// opens the connection's receive window, and watches the connection's own frames. Call on the loop.
+    private func makeHTTP2Connection(on channel: any Channel, origin: HTTPOrigin) throws -> HTTP2Connection {
+        let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .client, connectionConfiguration: HTTP2ClientSettings.connectionConfiguration,
+            streamConfiguration: HTTP2ClientSettings.streamConfiguration,
+            // Push is off (SETTINGS_ENABLE_PUSH 0): a server-initiated stream is closed at once.
+            inboundStreamInitializer: { $0.close() })
+        let watcher = HTTP2ConnectionWatcher()
+        try channel.pipeline.syncOperations.addHandler(watcher)
+        let connection = HTTP2Connection(channel: channel, origin: origin, multiplexer: multiplexer,
+                                         idleTimeout: idleConnectionTimeout)
+        watcher.attach(connection)
+        connection.observe { [weak self] connection, event in self?.http2Changed(connection, event) }
+        channel.writeAndFlush(HTTP2ClientSettings.connectionWindowUpdate, promise: nil)
+        return connection
+    }
+
     /// The connect of lease `id` ended: the lease gets the result, unless it was withdrawn or
     /// timed out meanwhile (it was told then): a connection goes to the pool, a failure frees the slot.
-    private func connected(_ origin: HTTPOrigin, lease id: Int, _ result: Result<HTTPConnection, any Error>) {
-        let lease = state.withLock { $0.pending.removeValue(forKey: id) }
+    /// The first connection to an origin tells what it speaks; loads that waited for that learn it.
+    private func connected(_ origin: HTTPOrigin, lease id: Int, _ result: Result<OpenedConnection, any Error>) {
         switch result {
-        case .success(let connection):
+        case .success(.http1(let connection)):
+            let (lease, learnedNow) = state.withLock { state -> (PendingLease?, Bool) in
+                state.origins[origin]?.connecting -= 1
+                let learnedNow = state.origins[origin]?.learned == .unknown
+                if learnedNow { state.origins[origin]?.learned = .http1 }
+                return (state.pending.removeValue(forKey: id), learnedNow)
+            }
             if let lease {
                 metrics.record(.request, for: origin)
                 lease.completion(.success(connection))
             } else {
                 release(connection, reusable: true)
             }
+            if learnedNow { serviceWaiters(origin) }
+        case .success(.http2(let connection)):
+            let (lease, reserved, admitted) = state.withLock { state -> (PendingLease?, Bool, Bool) in
+                state.origins[origin]?.connecting -= 1
+                let lease = state.pending.removeValue(forKey: id)
+                guard !state.isShutDown else { return (lease, false, false) }
+                state.origins[origin, default: PerOrigin()].learned = .http2
+                state.origins[origin, default: PerOrigin()].http2.append(connection)
+                state.http2[ObjectIdentifier(connection)] = connection
+                return (lease, lease != nil && connection.reserveStream(), true)
+            }
+            guard admitted else {
+                connection.abort()
+                lease?.completion(.failure(HTTPLoadError.cancelled))
+                return
+            }
+            // Closed before it was registered: the close was not counted then.
+            if !connection.channel.isActive { http2Changed(connection, .closed) }
+            if let lease {
+                if reserved {
+                    lease.completion(.success(stream(on: connection, priority: lease.priority, reused: false)))
+                } else {
+                    lease.completion(.failure(HTTPLoadError.connectionFailed("the HTTP/2 connection closed at once")))
+                }
+            }
+            serviceWaiters(origin)
         case .failure(let error):
+            let lease = state.withLock { state -> PendingLease? in
+                state.origins[origin]?.connecting -= 1
+                return state.pending.removeValue(forKey: id)
+            }
             releaseSlot(origin)
             lease?.completion(.failure(error))
         }
@@ -482,10 +671,11 @@ final class HTTPConnectionPool: Sendable {
 
     /// Closes every connection; exchanges still running fail, later leases throw.
     func shutdown() async {
-        let (connections, leases) = state.withLock { state -> ([HTTPConnection], [PendingLease]) in
+        let (connections, leases) = state.withLock { state -> ([any Channel], [PendingLease]) in
             state.isShutDown = true
             let leases = Array(state.pending.values)
-            let connections = Array(state.all.values)
+            let connections = state.all.values.map(\.channel) + state.http2.values.map(\.channel)
+            state.http2 = [:]
             state.pending = [:]
             state.origins = [:]
             state.all = [:]
@@ -495,8 +685,8 @@ final class HTTPConnectionPool: Sendable {
             for channel in lease.channels { channel.close(promise: nil) }
             lease.completion(.failure(HTTPLoadError.cancelled))
         }
-        for connection in connections {
-            try? await connection.channel.close()
+        for channel in connections {
+            try? await channel.close()
         }
     }
 }
@@ -504,13 +694,14 @@ final class HTTPConnectionPool: Sendable {
 /// Completes when the TLS handshake does, then leaves the pipeline.
 private final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
-    private let promise: EventLoopPromise<Void>
+    /// Told the protocol ALPN picked, if any.
+    private let promise: EventLoopPromise<String?>
 
-    init(_ promise: EventLoopPromise<Void>) { self.promise = promise }
+    init(_ promise: EventLoopPromise<String?>) { self.promise = promise }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case TLSUserEvent.handshakeCompleted = event {
-            promise.succeed(())
+        if case TLSUserEvent.handshakeCompleted(let negotiated) = event {
+            promise.succeed(negotiated)
             context.pipeline.syncOperations.removeHandler(self, promise: nil)
         }
         context.fireUserInboundEventTriggered(event)

@@ -129,12 +129,12 @@ final class HTTPExchange: HTTPResponseConsumer {
 
     // MARK: Idle timer
 
-    private func armTimer(_ connection: HTTPConnection, at deadline: NIODeadline) -> Scheduled<Void> {
+    private func armTimer(_ connection: any HTTPExchangeCarrier, at deadline: NIODeadline) -> Scheduled<Void> {
         connection.eventLoop.scheduleTask(deadline: deadline) { [self] in timerFired(connection) }
     }
 
     /// Times the hop out if it has been quiet for the whole timeout, else sleeps until it would be.
-    private func timerFired(_ connection: HTTPConnection) {
+    private func timerFired(_ connection: any HTTPExchangeCarrier) {
         let expired: Bool = state.withLock { state in
             guard !state.finished else { return false }
             let due = state.lastActivity + idleTimeout
@@ -150,7 +150,7 @@ final class HTTPExchange: HTTPResponseConsumer {
 
     // MARK: HTTPResponseConsumer
 
-    func started(on connection: HTTPConnection) {
+    func started(on connection: any HTTPExchangeCarrier) {
         let timer = armTimer(connection, at: .now() + idleTimeout)
         state.withLock { state in
             state.lastActivity = .now()

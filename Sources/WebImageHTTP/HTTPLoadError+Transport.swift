@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -38,6 +39,8 @@ extension HTTPLoadError {
         switch error {
         case let error as HTTPParserError: error == .invalidEOFState
         case let error as ChannelError: error == .eof || error == .inputClosed
+        // HTTP/2: the server ended the stream (END_STREAM) short of its Content-Length.
+        case is NIOHTTP2Errors.ContentLengthViolated: true
         default: false
         }
     }

@@ -29,9 +29,12 @@ package struct HTTPLoadRequest: Sendable {
     package var validators: Validators?
     /// Deliver ``HTTPLoadEvent/partialData(_:)`` as the body grows.
     package var wantsPartialData: Bool
+    /// How urgent the load is, -2 (lowest) to 2 (highest); over HTTP/2 it becomes the stream's weight.
+    package var priority: Int
 
     package init(url: URL, headers: [String: String] = [:], timeout: Duration? = nil, resourceTimeout: Duration? = nil,
-                 validators: Validators? = nil, wantsPartialData: Bool = false) {
+                 validators: Validators? = nil, wantsPartialData: Bool = false, priority: Int = 0) {
+        self.priority = priority
         self.url = url
         self.headers = headers
         self.timeout = timeout

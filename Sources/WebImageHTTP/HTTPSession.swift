@@ -45,6 +45,10 @@ package final class HTTPSession: Sendable {
         package var connectionObserver: ConnectionEventObserver?
         /// The proxies requests go through (``HTTPProxySettings/direct``: none).
         package var proxy: HTTPProxySettings = .direct
+        /// Which HTTP versions to speak (``HTTPVersionPreference/auto``: h2 when a TLS server offers it).
+        /// HTTP/2 goes through a proxy's `CONNECT` tunnel too (ALPN runs end to end); plain http
+        /// through a forwarding proxy is always HTTP/1.1.
+        package var httpVersion: HTTPVersionPreference = .auto
 
         package init(idleTimeout: Duration, resourceTimeout: Duration, connectTimeout: Duration, maxBodySize: Int64,
                      maxRedirects: Int, defaultHeaders: [String: String], allowsInvalidCertificates: Bool,
@@ -82,7 +86,8 @@ package final class HTTPSession: Sendable {
                                   serverTrust: configuration.serverTrust,
                                   clientCertificate: configuration.clientCertificate,
                                   nameResolver: configuration.nameResolver,
-                                  connectionObserver: configuration.connectionObserver)
+                                  connectionObserver: configuration.connectionObserver,
+                                  httpVersion: configuration.httpVersion)
     }
 
     /// Whether `url` is http or https.

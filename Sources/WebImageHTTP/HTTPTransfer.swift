@@ -28,8 +28,8 @@ package final class HTTPTransfer: Sendable {
         /// Waiting for a connection to `origin`: lease number `lease`, and the pool's waiter id
         /// once `lease` has returned it.
         case leasing(origin: HTTPOrigin, lease: Int, waiterID: Int?)
-        /// A request is out on `connection`.
-        case exchanging(HTTPConnection)
+        /// A request is out on `carrier` (a connection, or an HTTP/2 stream).
+        case exchanging(any HTTPExchangeCarrier)
         /// The exchange has given its connection back: no longer ours to abort.
         case betweenHops
         /// Waiting to send the load again after a transient failure (the timer, once scheduled).
@@ -202,7 +202,7 @@ package final class HTTPTransfer: Sendable {
             if case .failure(let aborted) = lease { finish(.failure(aborted)) }
             return
         }
-        let leaseID = pool.lease(route, connectTimeout: limits.connect) { [self] result in
+        let leaseID = pool.lease(route, connectTimeout: limits.connect, priority: request.priority) { [self] result in
             leased(result, head: head, exchange: exchange, url: url, hop: hop, attempt: attempt, limits: limits)
         }
         guard let leaseID else { return }
@@ -215,9 +215,9 @@ package final class HTTPTransfer: Sendable {
         if withdrawNow { pool.cancelLease(leaseID) }
     }
 
-    private func leased(_ result: Result<HTTPConnection, any Error>, head: HTTPRequestHead, exchange: HTTPExchange,
+    private func leased(_ result: Result<any HTTPExchangeCarrier, any Error>, head: HTTPRequestHead, exchange: HTTPExchange,
                         url: URL, hop: HTTPOrigin, attempt: Int, limits: Limits) {
-        let connection: HTTPConnection
+        let connection: any HTTPExchangeCarrier
         switch result {
         case .success(let leased): connection = leased
         case .failure(let error):

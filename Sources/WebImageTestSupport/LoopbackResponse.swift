@@ -117,4 +117,6 @@ public struct LoopbackRequest: Sendable {
     public var headers: [String: String]
     /// Which connection carried it (connections are numbered from 0 in accept order).
     public var connection: Int
+    /// The HTTP version it came in (`HTTP/1.1`, `HTTP/2.0`).
+    public var version: String = "HTTP/1.1"
 }

@@ -5,12 +5,21 @@ import Foundation
 #endif
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import WebImage
 import Synchronization
 
-/// A real HTTP/1.1 server on 127.0.0.1 (SwiftNIO) for tests and demos, with injectable faults.
+/// A real HTTP/1.1 and HTTP/2 server on 127.0.0.1 (SwiftNIO, NIOHTTP2) for tests and demos, with
+/// injectable faults.
+///
+/// With TLS and `http2`, ALPN offers `h2` and `http/1.1` and the server speaks what the client
+/// picks; without TLS, `http2` makes it an h2c server (prior knowledge: HTTP/2 from the first byte).
+/// Every HTTP/2 stream is answered by the same code as an HTTP/1.1 request (the faults: a reset
+/// resets the stream, a truncated body ends the stream short of its length); a stream ends with
+/// END_STREAM and is closed only once that was written, never while DATA is still queued.
 ///
 /// Start one per test with ``start()``, register routes with ``route(_:_:)`` (each a
 /// ``LoopbackResponse``: status, body, and a fault such as a delay, a slow drip, a reset, a
@@ -19,6 +28,13 @@ import Synchronization
 /// Delays and drips are event-loop scheduled tasks, never thread sleeps.
 public final class LoopbackServer: Sendable {
     private typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+    private typealias HTTP2Streams = NIOHTTP2Handler.AsyncStreamMultiplexer<Connection>
+
+    /// What an accepted connection turned out to speak, once ALPN (if any) decided.
+    private enum Accepted: Sendable {
+        case http1(Connection)
+        case http2(HTTP2Streams, any Channel)
+    }
 
     private struct Waiter {
         var condition: @Sendable (State) -> Bool
@@ -34,8 +50,17 @@ public final class LoopbackServer: Sendable {
         var abortedByPath: [String: Int] = [:]
         var completedByPath: [String: Int] = [:]
         var nextConnection = 0
-        var connections: [Int: (channel: any Channel, task: Task<Void, Never>?)] = [:]
+        var connections: [Int: (channel: (any Channel)?, task: Task<Void, Never>?)] = [:]
         var openConnections = 0
+        /// HTTP/2 streams being answered now, and the most at once.
+        var activeStreams = 0
+        var peakActiveStreams = 0
+        /// HTTP/2 streams that ended with RST_STREAM (sent by either side).
+        var streamResets = 0
+        /// HTTP/2 connections, for ``goAway(lastStreamID:)``.
+        var http2Channels: [Int: any Channel] = [:]
+        var streamTasks: [Int: Task<Void, Never>] = [:]
+        var nextStream = 0
         var isShutDown = false
     }
 
@@ -43,7 +68,7 @@ public final class LoopbackServer: Sendable {
     private let state = Locked(State())
     private let waiters = Locked([Int: Waiter]())
     private let waiterIDs = Atomic<Int>(0)
-    private let serverChannel: NIOAsyncChannel<Connection, Never>
+    private let serverChannel: NIOAsyncChannel<EventLoopFuture<Accepted>, Never>
     private let acceptTask: Locked<Task<Void, Never>?> = Locked(nil)
 
     /// The port the server listens on (chosen by the system).
@@ -53,31 +78,109 @@ public final class LoopbackServer: Sendable {
 
     /// Whether the server speaks HTTPS.
     public let isTLS: Bool
+    /// Whether the server speaks HTTP/2 (by ALPN over TLS, by prior knowledge without).
+    public let isHTTP2: Bool
+    /// The certificate of a TLS server, in PEM, for a client that should trust it.
+    public let certificatePEM: String?
 
-    /// Starts a server on 127.0.0.1 with a system-chosen port; with `tls`, it speaks HTTPS.
-    public static func start(tls: LoopbackTLS? = nil) async throws -> LoopbackServer {
+    /// The server the running test talks to (set by ``withServer(_:maxConcurrentStreams:isolation:_:)``).
+    @TaskLocal public static var current: LoopbackServer?
+
+    /// Starts a server on 127.0.0.1 with a system-chosen port; with `tls`, it speaks HTTPS. With
+    /// `http2`, it speaks HTTP/2 too: over TLS to clients that pick `h2` by ALPN (HTTP/1.1 to the
+    /// others), without TLS to every client (h2c, prior knowledge); `maxConcurrentStreams` is its
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`.
+    public static func start(tls: LoopbackTLS? = nil, http2: Bool = false,
+                             maxConcurrentStreams: Int = 100) async throws -> LoopbackServer {
+        let tlsContext = try http2 ? tls?.offeringHTTP2().context : tls?.context
+        let server = LoopbackServerBox()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { channel in
+            .bind(host: "127.0.0.1", port: 0) { channel -> EventLoopFuture<EventLoopFuture<Accepted>> in
                 channel.eventLoop.makeCompletedFuture {
-                    if let tls {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                    let sync = channel.pipeline.syncOperations
+                    guard let tlsContext else {
+                        if http2 {
+                            let streams = try Self.configureHTTP2(channel, server, maxConcurrentStreams)
+                            return channel.eventLoop.makeSucceededFuture(.http2(streams, channel))
+                        }
+                        return channel.eventLoop.makeSucceededFuture(.http1(try Self.configureHTTP1(channel)))
                     }
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    return try Connection(wrappingChannelSynchronously: channel)
+                    try sync.addHandler(NIOSSLServerHandler(context: tlsContext))
+                    guard http2 else { return channel.eventLoop.makeSucceededFuture(.http1(try Self.configureHTTP1(channel))) }
+                    // Completed once, on the loop: by the negotiation, or by a close before it.
+                    let accepted = channel.eventLoop.makePromise(of: Accepted.self)
+                    let decided = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+                    try sync.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
+                        decided.value = true
+                        let configured = channel.eventLoop.makeCompletedFuture { () throws -> Accepted in
+                            if case .negotiated("h2") = result {
+                                return .http2(try Self.configureHTTP2(channel, server, maxConcurrentStreams), channel)
+                            }
+                            return .http1(try Self.configureHTTP1(channel))
+                        }
+                        configured.cascade(to: accepted)
+                        return configured.map { _ in () }
+                    })
+                    channel.closeFuture.whenComplete { _ in
+                        if !decided.value {
+                            decided.value = true
+                            accepted.fail(ChannelError.ioOnClosedChannel)
+                        }
+                    }
+                    return accepted.futureResult
                 }
             }
-        let server = LoopbackServer(channel: channel, isTLS: tls != nil)
-        server.startAccepting()
-        return server
+        let made = LoopbackServer(channel: channel, isTLS: tls != nil, isHTTP2: http2, certificatePEM: tls?.certificatePEM)
+        server.server.withLock { $0 = made }
+        made.startAccepting()
+        return made
     }
 
-    private init(channel: NIOAsyncChannel<Connection, Never>, isTLS: Bool) {
+    private static func configureHTTP1(_ channel: any Channel) throws -> Connection {
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+        return try Connection(wrappingChannelSynchronously: channel)
+    }
+
+    /// NIOHTTP2 in server mode: windows sized like a real image server's (1 MiB per stream), the
+    /// given stream limit, each stream translated to HTTP/1 parts for ``respond(to:connection:reused:channel:outbound:isStream:)``.
+    private static func configureHTTP2(_ channel: any Channel, _ server: LoopbackServerBox,
+                                       _ maxConcurrentStreams: Int) throws -> HTTP2Streams {
+        var configuration = NIOHTTP2Handler.Configuration()
+        configuration.connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
+        ]
+        configuration.connection.targetWindowSize = 1 << 24
+        // The truncated-body fault ends a stream short of its Content-Length on purpose.
+        configuration.connection.contentLengthValidation = .disabled
+        configuration.stream.targetWindowSize = 1 << 20
+        // Room for a whole image in the stream channel's outbound buffer: the writer waits on the
+        // client's flow-control window, not on a few kilobytes of buffer.
+        configuration.stream.outboundBufferSizeHighWatermark = 1 << 20
+        configuration.stream.outboundBufferSizeLowWatermark = 1 << 19
+        let streams = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(mode: .server, configuration: configuration) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                return try Connection(wrappingChannelSynchronously: stream)
+            }
+        }
+        try channel.pipeline.syncOperations.addHandler(LoopbackHTTP2Observer(server: server))
+        return streams
+    }
+
+    private init(channel: NIOAsyncChannel<EventLoopFuture<Accepted>, Never>, isTLS: Bool, isHTTP2: Bool, certificatePEM: String?) {
+        self.certificatePEM = certificatePEM
         self.serverChannel = channel
         self.port = channel.channel.localAddress?.port ?? 0
         self.isTLS = isTLS
+        self.isHTTP2 = isHTTP2
     }
+
+    /// `scheme://127.0.0.1:port`: the origin as connection metrics name it.
+    public var origin: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
 
     /// The URL of `path` on this server (`path` starts with "/" and may end with "?query").
     public func url(_ path: String) -> URL {
@@ -125,6 +228,33 @@ public final class LoopbackServer: Sendable {
     /// How many client connections are open now.
     public var openConnectionCount: Int { state.withLock { $0.openConnections } }
 
+    /// How many client connections were accepted so far (TCP, whatever they spoke).
+    public var acceptedConnectionCount: Int { state.withLock { $0.nextConnection } }
+
+    /// The most HTTP/2 streams answered at once so far.
+    public var peakConcurrentStreams: Int { state.withLock { $0.peakActiveStreams } }
+
+    /// How many HTTP/2 streams ended with RST_STREAM (from the client, or the server's reset fault).
+    public var streamResetCount: Int { state.withLock { $0.streamResets } }
+
+    /// Suspends until at least `count` HTTP/2 streams ended with RST_STREAM.
+    public func waitForStreamResets(_ count: Int) async {
+        await waitUntil { $0.streamResets >= count }
+    }
+
+    /// Sends GOAWAY with `lastStreamID` on every HTTP/2 connection: the streams above it are
+    /// dropped unanswered (the client may send them again elsewhere), those at or below it go on.
+    public func goAway(lastStreamID: Int) async {
+        let channels = state.withLock { Array($0.http2Channels.values) }
+        for channel in channels {
+            let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: HTTP2StreamID(lastStreamID),
+                                                                             errorCode: .noError, opaqueData: nil))
+            try? await channel.writeAndFlush(frame)
+        }
+    }
+
+    func streamReset() { mutate { $0.streamResets += 1 } }
+
     /// Suspends until exactly `count` client connections are open.
     public func waitForOpenConnections(_ count: Int) async {
         await waitUntil { $0.openConnections == count }
@@ -171,18 +301,20 @@ public final class LoopbackServer: Sendable {
 
     /// Stops accepting, cuts every open connection, releases held responses and waiters.
     public func shutdown() async throws {
-        let connections = state.withLock { state -> [(channel: any Channel, task: Task<Void, Never>?)] in
+        let (connections, streams) = state.withLock { state in
             state.isShutDown = true
-            return Array(state.connections.values)
+            return (Array(state.connections.values), Array(state.streamTasks.values))
         }
         mutate { _ in }
         for connection in connections {
             connection.task?.cancel()
-            connection.channel.close(promise: nil)
+            connection.channel?.close(promise: nil)
         }
+        for stream in streams { stream.cancel() }
         try? await serverChannel.channel.close()
         await acceptTask.withLock { $0 }?.value
         for connection in connections { await connection.task?.value }
+        for stream in streams { await stream.value }
     }
 
     private func startAccepting() {
@@ -196,31 +328,53 @@ public final class LoopbackServer: Sendable {
         acceptTask.withLock { $0 = task }
     }
 
-    private func accept(_ connection: Connection) {
-        let channel = connection.channel
+    private func accept(_ accepted: EventLoopFuture<Accepted>) {
         var id = 0
-        var shutDown = false
         mutate { state in
             id = state.nextConnection
             state.nextConnection += 1
             state.openConnections += 1
-            shutDown = state.isShutDown
-            state.connections[id] = (channel, nil)
+            state.connections[id] = (nil, nil)
         }
-        if shutDown {
-            channel.close(promise: nil)
-            return
+        // The connection's channel is known once ALPN (if any) decided what it speaks.
+        let task = Task {
+            switch try? await accepted.get() {
+            case .http1(let connection)?: await self.serve(connection, id: id)
+            case .http2(let streams, let channel)?: await self.serve(streams, channel: channel, id: id)
+            case nil: break
+            }
+            self.mutate { state in
+                state.openConnections -= 1
+                state.connections[id] = nil
+                state.http2Channels[id] = nil
+            }
         }
-        let task = Task { await self.serve(connection, id: id) }
         state.withLock { $0.connections[id]?.task = task }
-        channel.closeFuture.whenComplete { _ in
-            // The client went away (or we closed): wake a response parked at a gate.
-            task.cancel()
+    }
+
+    /// Records connection `id`'s channel (closed at once after shutdown); `false` when shut down.
+    private func register(_ channel: any Channel, id: Int, http2: Bool) -> Bool {
+        let shutDown = state.withLock { state -> Bool in
+            state.connections[id]?.channel = channel
+            if http2 { state.http2Channels[id] = channel }
+            return state.isShutDown
         }
+        if shutDown { channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { [weak self] _ in
+            // The client went away (or we closed): wake a response parked at a gate.
+            self?.state.withLock { $0.connections[id]?.task }?.cancel()
+        }
+        return !shutDown
     }
 
     private func serve(_ connection: Connection, id: Int) async {
         let channel = connection.channel
+        guard register(channel, id: id, http2: false) else {
+            // Arrived after shutdown: closed unanswered, but through its async channel (one
+            // dropped unused traps in NIO, its writer never finished).
+            try? await connection.executeThenClose { _, _ in }
+            return
+        }
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
             var served = 0
@@ -233,22 +387,78 @@ public final class LoopbackServer: Sendable {
                 case .end:
                     guard let requestHead = head else { continue }
                     let keepGoing = try await respond(to: requestHead, connection: id, reused: served > 0,
-                                                      channel: channel, outbound: outbound)
+                                                      channel: channel, outbound: outbound, isStream: false)
                     served += 1
                     if !keepGoing { return }
                 }
             }
         }
-        mutate { state in
-            state.openConnections -= 1
-            state.connections[id] = nil
+    }
+
+    /// Answers each stream of an HTTP/2 connection in a task of its own, as it opens.
+    ///
+    /// The streams are taken in a task that is never cancelled, until the connection's channel
+    /// closes: a stream NIOHTTP2 had already handed over, dropped unread when a cancelled
+    /// iteration ended the sequence, trapped in NIO (its async writer never finished). Cancelling
+    /// the connection's task (shutdown, the client leaving) still ends the streams' own tasks.
+    private func serve(_ streams: HTTP2Streams, channel: any Channel, id: Int) async {
+        // A connection that arrives after shutdown is closed by `register`; its streams are
+        // still taken (and end at once with it).
+        _ = register(channel, id: id, http2: true)
+        await Task { await self.acceptStreams(streams, channel: channel, id: id) }.value
+    }
+
+    private func acceptStreams(_ streams: HTTP2Streams, channel: any Channel, id: Int) async {
+        var served = 0
+        do {
+            for try await stream in streams.inbound {
+                let reused = served > 0
+                served += 1
+                var next = 0
+                mutate { state in
+                    next = state.nextStream
+                    state.nextStream += 1
+                    state.activeStreams += 1
+                    state.peakActiveStreams = max(state.peakActiveStreams, state.activeStreams)
+                }
+                let streamID = next
+                let task = Task { await self.serve(stream: stream, connection: id, reused: reused) }
+                state.withLock { $0.streamTasks[streamID] = task }
+                stream.channel.closeFuture.whenComplete { [weak self] _ in
+                    task.cancel()
+                    self?.mutate { state in
+                        state.activeStreams -= 1
+                        state.streamTasks[streamID] = nil
+                    }
+                }
+            }
+        } catch {}
+        try? await channel.closeFuture.get()
+    }
+
+    private func serve(stream: Connection, connection id: Int, reused: Bool) async {
+        let channel = stream.channel
+        try? await stream.executeThenClose { inbound, outbound in
+            var head: HTTPRequestHead?
+            for try await part in inbound {
+                switch part {
+                case .head(let requestHead): head = requestHead
+                case .body: break
+                case .end:
+                    guard let requestHead = head else { return }
+                    _ = try await respond(to: requestHead, connection: id, reused: reused, channel: channel,
+                                          outbound: outbound, isStream: true)
+                    return
+                }
+            }
         }
     }
 
     /// Answers one request (`reused`: the connection served one before); returns whether the
-    /// connection can serve another.
+    /// connection can serve another. `isStream`: `channel` is an HTTP/2 stream, whose "connection"
+    /// faults act on the stream (a reset is RST_STREAM, a truncation END_STREAM short of the length).
     private func respond(to head: HTTPRequestHead, connection: Int, reused: Bool, channel: any Channel,
-                         outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>) async throws -> Bool {
+                         outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, isStream: Bool) async throws -> Bool {
         let path = String(head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         var headers: [String: String] = [:]
         for (name, value) in head.headers {
@@ -258,7 +468,8 @@ public final class LoopbackServer: Sendable {
         var route: LoopbackResponse?
         mutate { state in
             state.log.append(LoopbackRequest(order: state.log.count, method: "\(head.method)", path: path,
-                                             uri: head.uri, headers: headers, connection: connection))
+                                             uri: head.uri, headers: headers, connection: connection,
+                                             version: "\(head.version)"))
             state.countsByPath[path, default: 0] += 1
             if let next = state.sequences[path]?.first {
                 state.sequences[path]?.removeFirst()
@@ -315,7 +526,8 @@ public final class LoopbackServer: Sendable {
             responseHeaders.replaceOrAdd(name: "Content-Length", value: String(announced))
         } else if response.sendsContentLength {
             responseHeaders.replaceOrAdd(name: "Content-Length", value: String(bodyCount))
-        } else {
+        } else if !isStream {
+            // HTTP/2 has no chunked coding: a stream without a length simply ends.
             responseHeaders.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
         }
         let isHead = head.method == .HEAD
@@ -354,12 +566,22 @@ public final class LoopbackServer: Sendable {
                 return false
             }
             if let announced = response.announcedLength, announced > sent {
-                // A clean close (FIN) before the announced length: a truncated body.
-                try await channel.close()
+                // A clean close (FIN; END_STREAM on HTTP/2) before the announced length: a truncated body.
+                if isStream {
+                    try await outbound.write(.end(nil))
+                    try? await channel.closeFuture.get()
+                } else {
+                    try await channel.close()
+                }
                 return false
             }
         }
         try await outbound.write(.end(nil))
+        if isStream {
+            // The stream closes once END_STREAM is out: closing it earlier would reset it
+            // (RST_STREAM) with DATA still queued behind the client's flow-control window.
+            try await channel.closeFuture.get()
+        }
         finished = true
         return true
     }
@@ -392,5 +614,26 @@ public final class LoopbackServer: Sendable {
             try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
         }
         try? await channel.close()
+    }
+}
+
+/// Lets a server's connection handlers, made before the server object, reach it.
+final class LoopbackServerBox: Sendable {
+    let server = Locked<LoopbackServer?>(nil)
+}
+
+/// Sits after NIOHTTP2's handler on a server connection, counting streams that ended with RST_STREAM.
+final class LoopbackHTTP2Observer: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    private let server: LoopbackServerBox
+
+    init(server: LoopbackServerBox) { self.server = server }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent, closed.reason != nil {
+            server.server.withLock { $0 }?.streamReset()
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }

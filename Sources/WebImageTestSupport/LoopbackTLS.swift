@@ -32,6 +32,14 @@ public struct LoopbackTLS: Sendable {
         context = try NIOSSLContext(configuration: configuration)
     }
 
+    /// The same certificate, with ALPN offering `h2` then `http/1.1` (an HTTP/2 server that
+    /// still serves HTTP/1.1 clients).
+    public func offeringHTTP2() throws -> LoopbackTLS {
+        var offering = configuration
+        offering.applicationProtocols = ["h2", "http/1.1"]
+        return try LoopbackTLS(certificatePEM: certificatePEM, configuration: offering)
+    }
+
     /// The same certificate, but a server that speaks TLS no newer than `version` (an outdated
     /// server, for testing a client's minimum version).
     public func limited(toMaximum version: TLSVersion) throws -> LoopbackTLS {

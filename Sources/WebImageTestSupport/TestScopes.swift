@@ -21,10 +21,11 @@ public func withShutdown<Resource: Sendable, T: Sendable>(of resource: Resource,
     return result
 }
 
-/// Runs `body` with a fresh loopback server (HTTPS with `tls`), shut down afterwards even on failure.
-public func withServer<T: Sendable>(tls: LoopbackTLS? = nil, isolation: isolated (any Actor)? = #isolation,
+/// Runs `body` with a fresh loopback server (HTTPS with `tls`; HTTP/2 too with `http2`, see
+/// ``LoopbackServer/start(tls:http2:maxConcurrentStreams:)``), shut down afterwards even on failure.
+public func withServer<T: Sendable>(tls: LoopbackTLS? = nil, http2: Bool = false, isolation: isolated (any Actor)? = #isolation,
                           _ body: (LoopbackServer) async throws -> T) async throws -> T {
-    try await withShutdown(of: try await LoopbackServer.start(tls: tls), { try await $0.shutdown() }, body)
+    try await withShutdown(of: try await LoopbackServer.start(tls: tls, http2: http2), { try await $0.shutdown() }, body)
 }
 
 /// Runs `body` with a listener that accepts TCP and never answers, shut down afterwards.

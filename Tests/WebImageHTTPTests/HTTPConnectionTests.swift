@@ -5,11 +5,15 @@ import WebImageTestSupport
 
 /// The HTTP stack's own HTTP/1.1 connections, observed at the loopback server: what goes on the
 /// request line, keep-alive reuse, the per-host limit, and the retry of a request that met a
-/// connection the server had already dropped.
+/// connection the server had already dropped. HTTP/1.1 only: keep-alive reuse, the per-host
+/// connection limit and stale keep-alive sockets are HTTP/1.1 ideas (HTTP/2's counterparts,
+/// one multiplexed connection, the stream limit and GOAWAY, are in ``HTTP2Tests``); the request
+/// line runs over both.
 @Suite("HTTP connections", .timeLimit(.minutes(1)))
 struct HTTPConnectionTests {
-    @Test func requestLineKeepsThePercentEncodedPathAndQuery() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases)
+    func requestLineKeepsThePercentEncodedPathAndQuery(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/dir/a%20b.png", .image(testBytes(100), contentType: "image/png"))
             let url = try #require(URL(string: "\(server.baseURL.absoluteString)/dir/a%20b.png?size=2&q=%2F#fragment"))
             try await withSession { session in
@@ -18,6 +22,7 @@ struct HTTPConnectionTests {
             }
             let request = try #require(server.requests.first)
             #expect(request.uri == "/dir/a%20b.png?size=2&q=%2F")
+            // HTTP/2 carries the host as :authority, which the server reads back as Host.
             #expect(request.headers["host"] == "127.0.0.1:\(server.baseURL.port ?? 0)")
         }
     }

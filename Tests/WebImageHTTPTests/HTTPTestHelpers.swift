@@ -53,8 +53,14 @@ extension HTTPSession {
     }
 }
 
-/// Runs `body` with a session of its own, shut down afterwards even on failure.
+extension HTTPSession.Configuration: LoopbackClientConfiguration {
+    package mutating func requireHTTP2() { httpVersion = .http2 }
+}
+
+/// Runs `body` with a session of its own, shut down afterwards even on failure. Inside
+/// `withServer(_:)`, the session speaks that server's protocol (see `LoopbackClientConfiguration.speaking(_:)`).
 func withSession<T: Sendable>(_ configuration: HTTPSession.Configuration = .testing(),
                               _ body: (HTTPSession) async throws -> T) async throws -> T {
-    try await withShutdown(of: HTTPSession(configuration: configuration), { await $0.shutdown() }, body)
+    let configuration = configuration.speaking(LoopbackServer.current)
+    return try await withShutdown(of: HTTPSession(configuration: configuration), { await $0.shutdown() }, body)
 }

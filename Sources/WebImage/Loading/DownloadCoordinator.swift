@@ -73,7 +73,7 @@ final class DownloadCoordinator: Sendable {
         if configuration.allowsInvalidCertificates || !configuration.trustedCertificatesPEM.isEmpty
             || configuration.connectAddressPolicy != nil || configuration.serverTrust != nil
             || configuration.clientCertificate != nil || configuration.maxConnectionsPerHost != nil
-            || configuration.idleConnectionTimeout != nil {
+            || configuration.idleConnectionTimeout != nil || configuration.httpVersion != .auto {
             var loader = HTTPImageLoader.Configuration(allowsInvalidCertificates: configuration.allowsInvalidCertificates,
                                                        maxConnectionsPerHost: max(configuration.maxConnectionsPerHost
                                                            ?? configuration.maxConcurrentDownloads, 1),
@@ -82,6 +82,7 @@ final class DownloadCoordinator: Sendable {
             loader.serverTrust = configuration.serverTrust
             loader.clientCertificate = configuration.clientCertificate
             if let idle = configuration.idleConnectionTimeout { loader.idleConnectionTimeout = idle }
+            loader.httpVersion = configuration.httpVersion
             http = HTTPImageLoader(configuration: loader)
             ownsHTTPLoader = true
         } else {

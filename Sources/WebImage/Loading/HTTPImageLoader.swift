@@ -5,8 +5,8 @@ import Foundation
 #endif
 import WebImageHTTP
 
-/// Loads http and https URLs over pooled keep-alive HTTP/1.1 connections (SwiftNIO, with
-/// NIOSSL for https), streaming the body.
+/// Loads http and https URLs over pooled keep-alive HTTP/1.1 connections or multiplexed HTTP/2
+/// connections (SwiftNIO, NIOSSL for https, NIOHTTP2), streaming the body.
 ///
 /// Each loader has its own connection pool; ``shared`` lives for the process, other loaders
 /// must be ended with ``shutdown()``. Redirects are followed here (at most
@@ -58,6 +58,10 @@ public final class HTTPImageLoader: ImageLoader {
         /// The proxies requests go through; by default the environment's (`http_proxy`,
         /// `https_proxy`, `no_proxy`), read when the configuration is made.
         public var proxy: ImageDownloader.ProxySettings
+        /// Which HTTP versions to speak; the default, ``ImageDownloader/HTTPVersion/auto``, takes
+        /// HTTP/2 when an https server offers it (one connection per origin carrying every load as
+        /// a stream) and HTTP/1.1 otherwise.
+        public var httpVersion: ImageDownloader.HTTPVersion = .auto
 
         /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
         public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
@@ -114,6 +118,7 @@ public final class HTTPImageLoader: ImageLoader {
         http.idleConnectionTimeout = configuration.idleConnectionTimeout
         http.connectionObserver = ImageDownloader.ConnectionMetrics.export
         http.proxy = configuration.proxy.httpSettings
+        http.httpVersion = configuration.httpVersion.http
         session = HTTPSession(configuration: http)
     }
 
@@ -161,7 +166,7 @@ public final class HTTPImageLoader: ImageLoader {
         let validators = request.validators.map { HTTPLoadRequest.Validators(etag: $0.etag, lastModified: $0.lastModified) }
         let http = HTTPLoadRequest(url: request.url, headers: request.headers, timeout: request.timeout,
                                    resourceTimeout: request.resourceTimeout, validators: validators,
-                                   wantsPartialData: request.wantsPartialData)
+                                   wantsPartialData: request.wantsPartialData, priority: request.priority.rawValue)
         return HTTPImageTransfer(transfer: session.makeTransfer(http, hooks: hooks) { event in try sink(ImageLoadEvent(event)) })
     }
 }

@@ -110,6 +110,10 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// The proxies HTTP requests go through; by default the environment's (`http_proxy`,
     /// `https_proxy`, `no_proxy`), read when the configuration is made. See ``ImageDownloader/ProxySettings``.
     public var proxy: ImageDownloader.ProxySettings
+    /// Which HTTP versions to speak: ``ImageDownloader/HTTPVersion/auto`` (the default) takes
+    /// HTTP/2 when an https server offers it by ALPN, else HTTP/1.1. Another value gives the
+    /// downloader a connection pool of its own.
+    public var httpVersion: ImageDownloader.HTTPVersion = .auto
     /// Sends HTTP downloads that failed transiently again; `nil` (the default): never. See ``ImageDownloader/RetryPolicy``.
     public var retryPolicy: ImageDownloader.RetryPolicy?
     /// The largest body accepted.

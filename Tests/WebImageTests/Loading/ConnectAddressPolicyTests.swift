@@ -19,11 +19,11 @@ struct ConnectAddressPolicyTests {
         }
     }
 
-    @Test func aRefusedNameIsRejectedBeforeAnyConnection() async throws {
-        try await withServer { origin in
+    @Test(arguments: LoopbackProtocol.allCases) func aRefusedNameIsRejectedBeforeAnyConnection(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { origin in
             origin.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             let recorder = Recorder()
-            let downloader = ImageDownloader(configuration: .init(connectAddressPolicy: recorder.policy))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(connectAddressPolicy: recorder.policy)))
             let outcome = await collect(downloader.load(ImageLoadRequest(url: URL(string: "http://localhost:\(origin.port)/a.png")!)))
             #expect(outcome.error?.code == "rejected", "\(String(describing: outcome.error))")
             #expect(origin.totalRequestCount == 0)
@@ -36,20 +36,20 @@ struct ConnectAddressPolicyTests {
         }
     }
 
-    @Test func anApprovedAddressIsTheOneConnectedTo() async throws {
-        try await withServer { origin in
+    @Test(arguments: LoopbackProtocol.allCases) func anApprovedAddressIsTheOneConnectedTo(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { origin in
             origin.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             let asked = Locked([String]())
-            let downloader = ImageDownloader(configuration: .init(connectAddressPolicy: { _, _, address in
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(connectAddressPolicy: { _, _, address in
                 asked.withLock { $0.append(address.ipAddress ?? "?") }
                 return address.ipAddress == "127.0.0.1"
-            }))
+            })))
             // `localhost` may resolve to ::1 as well: any refused address refuses the name.
             let outcome = await collect(downloader.load(ImageLoadRequest(url: origin.url("/a.png"))))
             #expect(outcome.data?.count == 10)
             #expect(asked.withLock { $0 } == ["127.0.0.1"])
             // A redirect hop to another origin is checked when its connection opens.
-            origin.route("/hop", .redirect(to: "http://127.0.0.2:\(origin.port)/a.png"))
+            origin.route("/hop", .redirect(to: "\(origin.baseURL.scheme ?? "http")://127.0.0.2:\(origin.port)/a.png"))
             let hop = await collect(downloader.load(ImageLoadRequest(url: origin.url("/hop"))))
             #expect(hop.error?.code == "rejected")
             #expect(asked.withLock { $0 }.last == "127.0.0.2")

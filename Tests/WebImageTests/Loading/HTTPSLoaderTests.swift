@@ -7,12 +7,13 @@ import WebImageTestSupport
 /// refused by default with a permanent typed error, accepted only when the loader is told to.
 @Suite("HTTPS with a self-signed certificate", .enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
 struct HTTPSLoaderTests {
-    private func withTLSServer<T: Sendable>(_ body: (LoopbackServer) async throws -> T) async throws -> T {
-        try await withServer(tls: try #require(try LoopbackTLS.selfSigned()), body)
+    /// A server with a fresh self-signed certificate; with `http2`, it offers h2 by ALPN (which the loader takes).
+    private func withTLSServer<T: Sendable>(http2: Bool, _ body: (LoopbackServer) async throws -> T) async throws -> T {
+        try await withServer(tls: try #require(try LoopbackTLS.selfSigned()), http2: http2, body)
     }
 
-    @Test func selfSignedCertificateIsRefusedByDefault() async throws {
-        try await withTLSServer { server in
+    @Test(arguments: [false, true]) func selfSignedCertificateIsRefusedByDefault(http2: Bool) async throws {
+        try await withTLSServer(http2: http2) { server in
             server.route("/secure.jpg", LoopbackResponse(body: .bytes(try sampleJPEG())))
             #expect(server.url("/secure.jpg").scheme == "https")
             try await withHTTPLoader { loader in
@@ -29,8 +30,8 @@ struct HTTPSLoaderTests {
         }
     }
 
-    @Test func allowsInvalidCertificatesLetsTheLoadThrough() async throws {
-        try await withTLSServer { server in
+    @Test(arguments: [false, true]) func allowsInvalidCertificatesLetsTheLoadThrough(http2: Bool) async throws {
+        try await withTLSServer(http2: http2) { server in
             let jpeg = try sampleJPEG()
             server.route("/secure.jpg", LoopbackResponse(body: .bytes(jpeg)))
             try await withHTTPLoader(.init(idleTimeout: .seconds(5), allowsInvalidCertificates: true)) { loader in
@@ -43,8 +44,8 @@ struct HTTPSLoaderTests {
         }
     }
 
-    @Test func theManagerListsAnUntrustedURLAsFailed() async throws {
-        try await withTLSServer { server in
+    @Test(arguments: [false, true]) func theManagerListsAnUntrustedURLAsFailed(http2: Bool) async throws {
+        try await withTLSServer(http2: http2) { server in
             server.route("/secure.jpg", LoopbackResponse(body: .bytes(try sampleJPEG())))
             let fixture = try ManagerFixture()
             let url = server.url("/secure.jpg")

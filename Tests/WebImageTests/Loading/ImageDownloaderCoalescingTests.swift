@@ -5,12 +5,12 @@ import WebImageTestSupport
 
 @Suite("ImageDownloader coalescing", .timeLimit(.minutes(1)))
 struct ImageDownloaderCoalescingTests {
-    @Test func hundredCallersShareOneRequest() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func hundredCallersShareOneRequest(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(50_000)
             let gate = LoopbackGate()
             server.route("/one", LoopbackResponse(body: .bytes(body), gate: gate))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let tokens = (0..<100).map { _ in downloader.download(ImageLoadRequest(url: server.url("/one"))) }
             await server.waitForRequests(1, path: "/one")
             gate.open()
@@ -25,12 +25,12 @@ struct ImageDownloaderCoalescingTests {
         }
     }
 
-    @Test func cancellingNinetyNineStillDeliversToTheLast() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func cancellingNinetyNineStillDeliversToTheLast(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(30_000)
             let gate = LoopbackGate()
             server.route("/img", LoopbackResponse(body: .bytes(body), gate: gate))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let tokens = (0..<100).map { _ in downloader.download(ImageLoadRequest(url: server.url("/img"))) }
             await server.waitForRequests(1, path: "/img")
             for token in tokens.dropLast() { token.cancel() }
@@ -46,11 +46,11 @@ struct ImageDownloaderCoalescingTests {
         }
     }
 
-    @Test func cancellingEveryCallerStopsTheRequest() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func cancellingEveryCallerStopsTheRequest(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/never", LoopbackResponse(body: .bytes(testBytes(100_000)), gate: gate, gatePoint: .afterBodyBytes(1_000)))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let events = downloader.events()
             let tokens = (0..<100).map { _ in downloader.download(ImageLoadRequest(url: server.url("/never"))) }
             // Wait until bytes flow, so the request is surely on the wire.
@@ -71,11 +71,11 @@ struct ImageDownloaderCoalescingTests {
         }
     }
 
-    @Test func droppingTheLoadStreamDetachesTheCaller() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func droppingTheLoadStreamDetachesTheCaller(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/held", LoopbackResponse(body: .bytes(testBytes(1_000)), gate: gate))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let events = downloader.events()
             let task = Task { await collect(downloader.load(ImageLoadRequest(url: server.url("/held")))) }
             await server.waitForRequests(1, path: "/held")
@@ -86,12 +86,12 @@ struct ImageDownloaderCoalescingTests {
         }
     }
 
-    @Test func lateJoinerGetsTheResponseAndTheResult() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func lateJoinerGetsTheResponseAndTheResult(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(20_000)
             let gate = LoopbackGate()
             server.route("/late", LoopbackResponse(body: .bytes(body), gate: gate, gatePoint: .afterBodyBytes(5_000)))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let first = downloader.download(ImageLoadRequest(url: server.url("/late")))
             var iterator = first.events.makeAsyncIterator()
             while let event = try await iterator.next() {
@@ -111,11 +111,11 @@ struct ImageDownloaderCoalescingTests {
         }
     }
 
-    @Test func differentHeadersAreDifferentDownloads() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func differentHeadersAreDifferentDownloads(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/h", LoopbackResponse(body: .bytes(testBytes(100)), gate: gate))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let a = downloader.download(ImageLoadRequest(url: server.url("/h"), headers: ["X-Variant": "a"]))
             let b = downloader.download(ImageLoadRequest(url: server.url("/h"), headers: ["X-Variant": "b"]))
             await server.waitForRequests(2, path: "/h")
@@ -126,10 +126,10 @@ struct ImageDownloaderCoalescingTests {
         }
     }
 
-    @Test func aFinishedDownloadIsNotJoined() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aFinishedDownloadIsNotJoined(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/again", .image(testBytes(100), contentType: "image/png"))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             #expect(await collect(downloader.load(ImageLoadRequest(url: server.url("/again")))).data != nil)
             #expect(await collect(downloader.load(ImageLoadRequest(url: server.url("/again")))).data != nil)
             #expect(server.requestCount(for: "/again") == 2)

@@ -39,12 +39,12 @@ struct ImageDownloaderHandlerTests {
         return error
     }
 
-    @Test func deliversTheBodyAndProgress() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func deliversTheBodyAndProgress(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(200_000)
             server.route("/img", .image(body, contentType: "image/png"))
             let recorder = Recorder()
-            let (_, completions) = start(ImageDownloader(), ImageLoadRequest(url: server.url("/img"))) { received, _ in
+            let (_, completions) = start(ImageDownloader(configuration: .speakingCurrentServer(.init())), ImageLoadRequest(url: server.url("/img"))) { received, _ in
                 recorder.progress.withLock { $0.append(received) }
             }
             let results = await all(completions)
@@ -62,24 +62,24 @@ struct ImageDownloaderHandlerTests {
         }
     }
 
-    @Test func anHTTPErrorIsAFailure() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func anHTTPErrorIsAFailure(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/missing", .status(404))
-            let results = await all(start(ImageDownloader(), ImageLoadRequest(url: server.url("/missing"))).1)
+            let results = await all(start(ImageDownloader(configuration: .speakingCurrentServer(.init())), ImageLoadRequest(url: server.url("/missing"))).1)
             #expect(onlyFailure(results) == .httpStatus(404), "\(results)")
         }
     }
 
     @Test func aRefusedRequestCompletesAtOnce() async throws {
-        let results = await all(start(ImageDownloader(), ImageLoadRequest(url: URL(string: "gopher://example.com/a.png")!)).1)
+        let results = await all(start(ImageDownloader(configuration: .speakingCurrentServer(.init())), ImageLoadRequest(url: URL(string: "gopher://example.com/a.png")!)).1)
         #expect(onlyFailure(results) == .invalidURL("gopher://example.com/a.png"), "\(results)")
     }
 
-    @Test func cancelCompletesOnceWithCancelled() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func cancelCompletesOnceWithCancelled(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/slow", LoopbackResponse(body: .bytes(testBytes(10_000)), gate: gate))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let (token, completions) = start(downloader, ImageLoadRequest(url: server.url("/slow")))
             await server.waitForRequests(1, path: "/slow")
             token.cancel()
@@ -93,11 +93,11 @@ struct ImageDownloaderHandlerTests {
 
     /// The handlers run outside the downloader's lock: one that cancels its own download from
     /// the progress handler would otherwise deadlock.
-    @Test func theProgressHandlerMayCancelItsDownload() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func theProgressHandlerMayCancelItsDownload(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/held", LoopbackResponse(body: .bytes(testBytes(50_000)), gate: gate, gatePoint: .afterBodyBytes(5_000)))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let recorder = Recorder()
             // Held in the queue until the handler can reach its token.
             downloader.suspend()
@@ -112,12 +112,12 @@ struct ImageDownloaderHandlerTests {
         }
     }
 
-    @Test func aHandlerCallerAndAStreamCallerShareOneRequest() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aHandlerCallerAndAStreamCallerShareOneRequest(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(40_000)
             let gate = LoopbackGate()
             server.route("/shared", LoopbackResponse(body: .bytes(body), gate: gate))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let streamed = downloader.download(ImageLoadRequest(url: server.url("/shared")))
             // Started before the gate opens, so it joins the running download.
             let (_, completions) = start(downloader, ImageLoadRequest(url: server.url("/shared")))

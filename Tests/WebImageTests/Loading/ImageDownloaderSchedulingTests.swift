@@ -14,7 +14,7 @@ struct ImageDownloaderSchedulingTests {
             let gate = LoopbackGate()
             server.route("/first", LoopbackResponse(body: .bytes(testBytes(10)), gate: gate))
             for (path, _) in queued { server.route(path, .image(testBytes(10), contentType: "image/png")) }
-            let downloader = ImageDownloader(configuration: .init(maxConcurrentDownloads: 1, executionOrder: order))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(maxConcurrentDownloads: 1, executionOrder: order)))
             let first = downloader.download(ImageLoadRequest(url: server.url("/first")))
             await server.waitForRequests(1, path: "/first")
             var tokens: [String: DownloadToken] = [:]
@@ -60,11 +60,11 @@ struct ImageDownloaderSchedulingTests {
         #expect(order == ["/first", "/c", "/a", "/b"])
     }
 
-    @Test func concurrencyLimitIsHonoured() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func concurrencyLimitIsHonoured(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             for index in 0..<5 { server.route("/g\(index)", LoopbackResponse(body: .bytes(testBytes(10)), gate: gate)) }
-            let downloader = ImageDownloader(configuration: .init(maxConcurrentDownloads: 2))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(maxConcurrentDownloads: 2)))
             let tokens = (0..<5).map { downloader.download(ImageLoadRequest(url: server.url("/g\($0)"))) }
             await server.waitForRequests(2)
             #expect(downloader.runningDownloadCount == 2)
@@ -77,10 +77,10 @@ struct ImageDownloaderSchedulingTests {
         }
     }
 
-    @Test func suspendHoldsTheQueueAndResumeReleasesIt() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func suspendHoldsTheQueueAndResumeReleasesIt(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/s", .image(testBytes(10), contentType: "image/png"))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             downloader.suspend()
             #expect(downloader.isSuspended)
             let token = downloader.download(ImageLoadRequest(url: server.url("/s")))
@@ -93,12 +93,12 @@ struct ImageDownloaderSchedulingTests {
         }
     }
 
-    @Test func cancelAllEndsQueuedAndRunning() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func cancelAllEndsQueuedAndRunning(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/run", LoopbackResponse(body: .bytes(testBytes(10)), gate: gate))
             server.route("/wait", .image(testBytes(10), contentType: "image/png"))
-            let downloader = ImageDownloader(configuration: .init(maxConcurrentDownloads: 1))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(maxConcurrentDownloads: 1)))
             let running = downloader.download(ImageLoadRequest(url: server.url("/run")))
             let queued = downloader.download(ImageLoadRequest(url: server.url("/wait")))
             await server.waitForRequests(1)
@@ -115,13 +115,13 @@ struct ImageDownloaderSchedulingTests {
 
 @Suite("ImageDownloader queue edge cases", .timeLimit(.minutes(1)))
 struct ImageDownloaderQueueEdgeTests {
-    @Test func cancelledQueuedDownloadNeverReachesTheServer() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func cancelledQueuedDownloadNeverReachesTheServer(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/busy", LoopbackResponse(body: .bytes(testBytes(10)), gate: gate))
             server.route("/later", .image(testBytes(10), contentType: "image/png"))
             server.route("/after", .image(testBytes(10), contentType: "image/png"))
-            let downloader = ImageDownloader(configuration: .init(maxConcurrentDownloads: 1))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(maxConcurrentDownloads: 1)))
             let busy = downloader.download(ImageLoadRequest(url: server.url("/busy")))
             await server.waitForRequests(1)
             let later = downloader.download(ImageLoadRequest(url: server.url("/later")))
@@ -136,11 +136,11 @@ struct ImageDownloaderQueueEdgeTests {
         }
     }
 
-    @Test func runningCallerCanChangePriority() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func runningCallerCanChangePriority(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/p", LoopbackResponse(body: .bytes(testBytes(10)), gate: gate))
-            let downloader = ImageDownloader()
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init()))
             let token = downloader.download(ImageLoadRequest(url: server.url("/p"), priority: .low))
             await server.waitForRequests(1)
             token.setPriority(.veryHigh)
@@ -149,10 +149,10 @@ struct ImageDownloaderQueueEdgeTests {
         }
     }
 
-    @Test func downloaderWithItsOwnClientShutsDown() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func downloaderWithItsOwnClientShutsDown(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/tls-off", .image(testBytes(10), contentType: "image/png"))
-            let downloader = ImageDownloader(configuration: .init(allowsInvalidCertificates: true))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(allowsInvalidCertificates: true)))
             #expect(await collect(downloader.load(ImageLoadRequest(url: server.url("/tls-off")))).data?.count == 10)
             try await downloader.shutdown()
         }

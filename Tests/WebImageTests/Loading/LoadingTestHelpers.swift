@@ -38,10 +38,26 @@ func collect(_ stream: AsyncThrowingStream<ImageLoadEvent, any Error>) async -> 
     return outcome
 }
 
-/// Runs `body` with an HTTP loader of its own, shut down afterwards.
+/// Runs `body` with an HTTP loader of its own, shut down afterwards. Inside `withServer(_:)` the
+/// loader speaks that server's protocol and trusts its certificate (see `LoopbackClientConfiguration.speaking(_:)`).
 func withHTTPLoader<T: Sendable>(_ configuration: HTTPImageLoader.Configuration = .init(idleTimeout: .seconds(2)),
                                  _ body: (HTTPImageLoader) async throws -> T) async throws -> T {
-    try await withShutdown(of: HTTPImageLoader(configuration: configuration), { try await $0.shutdown() }, body)
+    let configuration = configuration.speaking(LoopbackServer.current)
+    return try await withShutdown(of: HTTPImageLoader(configuration: configuration), { try await $0.shutdown() }, body)
+}
+
+extension HTTPImageLoader.Configuration: LoopbackClientConfiguration {
+    public mutating func requireHTTP2() { httpVersion = .http2 }
+}
+
+extension ImageDownloaderConfiguration: LoopbackClientConfiguration {
+    public mutating func requireHTTP2() { httpVersion = .http2 }
+
+    /// `configuration`, speaking the protocol of the test's server (``LoopbackServer/current``)
+    /// and trusting its certificate; unchanged outside `withServer(_:)`.
+    static func speakingCurrentServer(_ configuration: ImageDownloaderConfiguration) -> ImageDownloaderConfiguration {
+        configuration.speaking(LoopbackServer.current)
+    }
 }
 
 /// Waits until a downloader event matching `predicate` arrives on `events`.

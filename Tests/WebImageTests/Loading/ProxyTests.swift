@@ -9,8 +9,11 @@ import WebImageTestSupport
 @Suite("Through a real HTTP proxy", .enabled(if: TinyProxy.isAvailable, "tinyproxy is not installed (scripts/install-deps.sh installs it)"),
        .serialized, .timeLimit(.minutes(1)))
 struct ProxyTests {
-    private func makeLoader(_ proxy: ImageDownloader.ProxySettings, trusting pem: String? = nil) -> HTTPImageLoader {
-        HTTPImageLoader(configuration: .init(idleTimeout: .seconds(10), trustedCertificatesPEM: pem.map { [$0] } ?? [], proxy: proxy))
+    private func makeLoader(_ proxy: ImageDownloader.ProxySettings, trusting pem: String? = nil,
+                            httpVersion: ImageDownloader.HTTPVersion = .http1_1) -> HTTPImageLoader {
+        var configuration = HTTPImageLoader.Configuration(idleTimeout: .seconds(10), trustedCertificatesPEM: pem.map { [$0] } ?? [], proxy: proxy)
+        configuration.httpVersion = httpVersion
+        return HTTPImageLoader(configuration: configuration)
     }
 
     @Test func aPlainHTTPLoadIsForwardedByTheProxy() async throws {
@@ -45,6 +48,28 @@ struct ProxyTests {
                 // End-to-end TLS: the origin saw the request, without the proxy's Via (the tunnel is opaque to it).
                 #expect(origin.requestCount(for: "/a.jpg") == 1)
                 #expect(origin.requests.first?.headers["via"] == nil)
+                try await loader.shutdown()
+            }
+        }
+    }
+
+    /// HTTP/2 goes through the tunnel: TLS, and so ALPN, runs end to end with the origin.
+    @Test(.enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"))
+    func http2IsSpokenThroughACONNECTTunnel() async throws {
+        let tls = try #require(try LoopbackTLS.selfSigned())
+        try await withShutdown(of: try await LoopbackServer.start(tls: tls, http2: true), { try await $0.shutdown() }) { origin in
+            let jpeg = try sampleJPEG()
+            origin.route("/a.jpg", .image(jpeg, contentType: "image/jpeg"))
+            try await withTinyProxy(connectPorts: [origin.port]) { proxy in
+                let loader = makeLoader(.init(proxy: proxy.url()), trusting: tls.certificatePEM, httpVersion: .auto)
+                for _ in 0..<3 {
+                    let outcome = await collect(loader.load(ImageLoadRequest(url: origin.url("/a.jpg"))))
+                    #expect(outcome.error == nil, "\(String(describing: outcome.error)) \(outcome.otherError ?? "")")
+                    #expect(outcome.data == jpeg)
+                }
+                #expect(await proxy.waitForLog("CONNECT 127.0.0.1:\(origin.port) HTTP/1.1"))
+                #expect(origin.requests.map(\.version) == ["HTTP/2.0", "HTTP/2.0", "HTTP/2.0"])
+                #expect(origin.acceptedConnectionCount == 1)
                 try await loader.shutdown()
             }
         }

@@ -12,8 +12,8 @@ struct RequestValidationTests {
         ["Bad Name": "v"], ["X\r\nInjected": "v"], ["": "v"], ["X:Y": "v"],
     ]
 
-    @Test func aBadHeaderFailsAtOnceAndLeavesThePoolAlone() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aBadHeaderFailsAtOnceAndLeavesThePoolAlone(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/a", .image(testBytes(10), contentType: "image/png"))
             try await withHTTPLoader { loader in
                 #expect(await collect(loader.load(ImageLoadRequest(url: server.url("/a")))).data != nil)
@@ -30,8 +30,8 @@ struct RequestValidationTests {
         }
     }
 
-    @Test func tabsAndNonASCIIValuesAreFine() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func tabsAndNonASCIIValuesAreFine(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/a", .image(testBytes(10), contentType: "image/png"))
             try await withHTTPLoader { loader in
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a"), headers: ["X-Ok": "a\tb é"])))
@@ -41,14 +41,14 @@ struct RequestValidationTests {
         }
     }
 
-    @Test func aBadDefaultHeaderFailsEveryLoad() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aBadDefaultHeaderFailsEveryLoad(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/a", .image(testBytes(10), contentType: "image/png"))
             try await withHTTPLoader(.init(defaultHeaders: ["X-Key": "k\r\nX: y"])) { loader in
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a"))))
                 #expect(outcome.error?.code == "invalidRequest")
             }
-            let downloader = ImageDownloader(configuration: .init(headers: ["X-Key": "k\ny"]))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(headers: ["X-Key": "k\ny"])))
             let outcome = await collect(downloader.load(ImageLoadRequest(url: server.url("/a"))))
             #expect(outcome.error?.code == "invalidRequest")
             #expect(server.totalRequestCount == 0)

@@ -10,8 +10,8 @@ struct ResourceTimeoutTests {
     /// 10,000 bytes, one every 20 ms: 200 s to complete, never 20 ms silent.
     static let drip = LoopbackResponse(body: .bytes(testBytes(10_000)), drip: (chunkSize: 1, interval: .milliseconds(20)))
 
-    @Test func aRequestsResourceTimeoutEndsADrip() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aRequestsResourceTimeoutEndsADrip(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/drip", Self.drip)
             try await withHTTPLoader(.init(idleTimeout: .seconds(30))) { loader in
                 let start = ContinuousClock.now
@@ -20,14 +20,16 @@ struct ResourceTimeoutTests {
                 #expect(outcome.error == .timedOut)
                 #expect(ContinuousClock.now - start < .seconds(10))
             }
-            await server.waitForAborted(1, path: "/drip")
+            // Bounded: a load that ended before its request reached the server must fail the test, not hang it.
+            let aborted = await finishing(within: .seconds(10)) { await server.waitForAborted(1, path: "/drip") }
+            #expect(aborted != nil, "the server never saw the dripping response aborted")
         }
     }
 
-    @Test func theLoadersResourceTimeoutIsTheDefault() async throws {
+    @Test(arguments: LoopbackProtocol.allCases) func theLoadersResourceTimeoutIsTheDefault(_ http: LoopbackProtocol) async throws {
         #expect(ImageLoaderDefaults.resourceTimeout == .seconds(60))
         #expect(HTTPImageLoader.Configuration().resourceTimeout == .seconds(60))
-        try await withServer { server in
+        try await withServer(http) { server in
             server.route("/drip", Self.drip)
             try await withHTTPLoader(.init(idleTimeout: .seconds(30), resourceTimeout: .milliseconds(400))) { loader in
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/drip"))))
@@ -36,11 +38,11 @@ struct ResourceTimeoutTests {
         }
     }
 
-    @Test func theDownloadersResourceTimeoutApplies() async throws {
+    @Test(arguments: LoopbackProtocol.allCases) func theDownloadersResourceTimeoutApplies(_ http: LoopbackProtocol) async throws {
         #expect(ImageDownloaderConfiguration().resourceTimeout == .seconds(60))
-        try await withServer { server in
+        try await withServer(http) { server in
             server.route("/drip", Self.drip)
-            let downloader = ImageDownloader(configuration: .init(timeout: .seconds(30), resourceTimeout: .milliseconds(400)))
+            let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(timeout: .seconds(30), resourceTimeout: .milliseconds(400))))
             let start = ContinuousClock.now
             let outcome = await collect(downloader.load(ImageLoadRequest(url: server.url("/drip"))))
             #expect(outcome.error == .timedOut)
@@ -49,8 +51,8 @@ struct ResourceTimeoutTests {
         }
     }
 
-    @Test func theResourceTimeoutCoversRedirectsAndStillLetsFastLoadsThrough() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func theResourceTimeoutCoversRedirectsAndStillLetsFastLoadsThrough(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/hop", .redirect(to: "/drip"))
             server.route("/drip", Self.drip)
             server.route("/fast", .image(testBytes(100), contentType: "image/png"))
@@ -62,8 +64,8 @@ struct ResourceTimeoutTests {
         }
     }
 
-    @Test func aNonPositiveResourceTimeoutIsAnInvalidRequest() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aNonPositiveResourceTimeoutIsAnInvalidRequest(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/a", .image(testBytes(100), contentType: "image/png"))
             try await withHTTPLoader { loader in
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a"), resourceTimeout: .seconds(-5))))

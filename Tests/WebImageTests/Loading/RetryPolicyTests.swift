@@ -12,11 +12,11 @@ struct RetryPolicyTests {
     private static let quick = ImageDownloader.RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(10), maxDelay: .seconds(5), jitter: 0)
 
     private func makeDownloader(_ policy: ImageDownloader.RetryPolicy? = quick, resourceTimeout: Duration = .seconds(30)) -> ImageDownloader {
-        ImageDownloader(configuration: .init(timeout: .seconds(10), resourceTimeout: resourceTimeout, proxy: .direct, retryPolicy: policy))
+        ImageDownloader(configuration: .speakingCurrentServer(.init(timeout: .seconds(10), resourceTimeout: resourceTimeout, proxy: .direct, retryPolicy: policy)))
     }
 
-    @Test func a503WithRetryAfterIsRetriedAfterTheWait() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func a503WithRetryAfterIsRetriedAfterTheWait(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let jpeg = try sampleJPEG()
             server.route("/a.jpg", sequence: [LoopbackResponse(status: 503, headers: ["Retry-After": "1"]),
                                               .image(jpeg, contentType: "image/jpeg")])
@@ -46,8 +46,8 @@ struct RetryPolicyTests {
         }
     }
 
-    @Test func byDefaultNothingIsRetried() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func byDefaultNothingIsRetried(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/a.jpg", sequence: [.status(503), .image(try sampleJPEG(), contentType: "image/jpeg")])
             let downloader = makeDownloader(nil)
             let outcome = await collect(downloader.load(ImageLoadRequest(url: server.url("/a.jpg"))))
@@ -69,8 +69,8 @@ struct RetryPolicyTests {
         }
     }
 
-    @Test func aBodyCutShortIsRestartedWhenNothingWasDelivered() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aBodyCutShortIsRestartedWhenNothingWasDelivered(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(100_000)
             var cut = LoopbackResponse.image(body, contentType: "image/jpeg")
             cut.resetAfterBytes = 30_000
@@ -119,8 +119,8 @@ struct RetryPolicyTests {
         return (outcome, partialSizes)
     }
 
-    @Test func aBodyCutAfterPartialDataIsNotRetriedWithoutRanges() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aBodyCutAfterPartialDataIsNotRetriedWithoutRanges(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(100_000)
             let gate = LoopbackGate()
             server.route("/a.jpg", sequence: [cutAfterPartialData(body, gate: gate, ranges: false), .image(body, contentType: "image/jpeg")])
@@ -135,8 +135,8 @@ struct RetryPolicyTests {
         }
     }
 
-    @Test func aBodyCutAfterPartialDataIsResumedWithRanges() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aBodyCutAfterPartialDataIsResumedWithRanges(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(100_000)
             let gate = LoopbackGate()
             var rest = LoopbackResponse(headers: ["Content-Type": "image/jpeg"], body: .bytes(body), etag: "\"v1\"")
@@ -159,8 +159,8 @@ struct RetryPolicyTests {
         }
     }
 
-    @Test func aResumeAnsweredWithTheWholeBodyFails() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aResumeAnsweredWithTheWholeBodyFails(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             let body = testBytes(100_000)
             let gate = LoopbackGate()
             // The representation changed: If-Range no longer matches, the server sends all of it.
@@ -176,8 +176,8 @@ struct RetryPolicyTests {
         }
     }
 
-    @Test func aWaitPastTheResourceTimeoutFailsAtOnce() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func aWaitPastTheResourceTimeoutFailsAtOnce(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/a.jpg", LoopbackResponse(status: 503, headers: ["Retry-After": "30"]))
             let downloader = makeDownloader(.init(maxRetries: 2, maxDelay: .seconds(60)), resourceTimeout: .seconds(20))
             let clock = ContinuousClock()
@@ -190,8 +190,8 @@ struct RetryPolicyTests {
         }
     }
 
-    @Test func cancellingDuringTheWaitEndsTheDownload() async throws {
-        try await withServer { server in
+    @Test(arguments: LoopbackProtocol.allCases) func cancellingDuringTheWaitEndsTheDownload(_ http: LoopbackProtocol) async throws {
+        try await withServer(http) { server in
             server.route("/a.jpg", LoopbackResponse(status: 503, headers: ["Retry-After": "30"]))
             // A resource timeout past the wait, so the retry does wait (else the 503 ends the load at once).
             let downloader = makeDownloader(.init(maxRetries: 2, maxDelay: .seconds(60)), resourceTimeout: .seconds(120))

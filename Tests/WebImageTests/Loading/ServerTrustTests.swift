@@ -26,10 +26,10 @@ struct ServerTrustTests {
         #expect(ImageDownloader.ServerTrust.pin(ofCertificatePEM: "not a certificate") == nil)
     }
 
-    @Test func aMatchingPinLoads() async throws {
+    @Test(arguments: [false, true]) func aMatchingPinLoads(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
         let pin = try TestCertificates.spkiPin(ofPEM: tls.certificatePEM)
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             let outcome = try await load(from: server) {
                 $0.trustedCertificatesPEM = [tls.certificatePEM]
@@ -40,11 +40,11 @@ struct ServerTrustTests {
         }
     }
 
-    @Test func aPinMismatchIsATypedPermanentErrorBeforeAnyRequest() async throws {
+    @Test(arguments: [false, true]) func aPinMismatchIsATypedPermanentErrorBeforeAnyRequest(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
         let other = try #require(try LoopbackTLS.selfSigned())
         let wrongPin = try TestCertificates.spkiPin(ofPEM: other.certificatePEM)
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             // The certificate itself is trusted: only the pin refuses it, after normal validation.
             let outcome = try await load(from: server) {
@@ -60,10 +60,10 @@ struct ServerTrustTests {
         }
     }
 
-    @Test func pinsDoNotReplaceNormalValidationUnlessAsked() async throws {
+    @Test(arguments: [false, true]) func pinsDoNotReplaceNormalValidationUnlessAsked(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
         let pin = try TestCertificates.spkiPin(ofPEM: tls.certificatePEM)
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             // Pinned but not trusted: normal validation still refuses the self-signed certificate.
             let refused = try await load(from: server) { $0.serverTrust = .init(pins: ["127.0.0.1": [pin]]) }
@@ -84,10 +84,10 @@ struct ServerTrustTests {
         }
     }
 
-    @Test func theEvaluatorSeesTheHostAndChainAndCanRefuse() async throws {
+    @Test(arguments: [false, true]) func theEvaluatorSeesTheHostAndChainAndCanRefuse(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
         let expectedDER = try #require(Self.der(ofPEM: tls.certificatePEM))
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             let seen = Locked<[(String, [Data])]>([])
             let refused = try await load(from: server) {
@@ -113,10 +113,10 @@ struct ServerTrustTests {
         }
     }
 
-    @Test func theEvaluatorCanReplaceValidation() async throws {
+    @Test(arguments: [false, true]) func theEvaluatorCanReplaceValidation(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
         let expectedDER = try #require(Self.der(ofPEM: tls.certificatePEM))
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             let outcome = try await load(from: server) {
                 $0.serverTrust = .init(evaluator: { _, chain in chain.first == expectedDER }, replacesDefaultValidation: true)
@@ -125,10 +125,10 @@ struct ServerTrustTests {
         }
     }
 
-    @Test func mutualTLSNeedsTheClientCertificate() async throws {
+    @Test(arguments: [false, true]) func mutualTLSNeedsTheClientCertificate(http2: Bool) async throws {
         let identity = try TestCertificates.clientIdentity()
         let tls = try #require(try LoopbackTLS.selfSigned()).requiringClientCertificate(issuedBy: identity.caPEM)
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             let without = try await load(from: server) { $0.trustedCertificatesPEM = [tls.certificatePEM] }
             #expect(without.data == nil)
@@ -152,11 +152,11 @@ struct ServerTrustTests {
         }
     }
 
-    @Test func theDownloaderTakesTrustAndClientCertificate() async throws {
+    @Test(arguments: [false, true]) func theDownloaderTakesTrustAndClientCertificate(http2: Bool) async throws {
         let identity = try TestCertificates.clientIdentity()
         let tls = try #require(try LoopbackTLS.selfSigned()).requiringClientCertificate(issuedBy: identity.caPEM)
         let pin = try TestCertificates.spkiPin(ofPEM: tls.certificatePEM)
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             var configuration = ImageDownloaderConfiguration(trustedCertificatesPEM: [tls.certificatePEM])
             configuration.serverTrust = .init(pins: ["127.0.0.1": [pin]])
@@ -168,9 +168,9 @@ struct ServerTrustTests {
         }
     }
 
-    @Test func unreadableClientKeyIsATypedError() async throws {
+    @Test(arguments: [false, true]) func unreadableClientKeyIsATypedError(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             let outcome = try await load(from: server) {
                 $0.trustedCertificatesPEM = [tls.certificatePEM]

@@ -36,9 +36,9 @@ struct TransportSecurityTests {
 @Suite("Trusted certificates", .enabled(if: LoopbackTLS.isAvailable, "the openssl command is not installed"),
        .timeLimit(.minutes(1)))
 struct TrustedCertificateTests {
-    @Test func aSelfSignedCertificateGivenAsPEMIsTrusted() async throws {
+    @Test(arguments: [false, true]) func aSelfSignedCertificateGivenAsPEMIsTrusted(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: [tls.certificatePEM])) { loader in
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
@@ -53,9 +53,9 @@ struct TrustedCertificateTests {
         }
     }
 
-    @Test func theDownloaderTrustsItsPEMAndSendsCredentialsOverHTTPS() async throws {
+    @Test(arguments: [false, true]) func theDownloaderTrustsItsPEMAndSendsCredentialsOverHTTPS(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/private", .image(testBytes(10), contentType: "image/png"))
             let downloader = ImageDownloader(configuration: .init(
                 credentials: ["127.0.0.1": HTTPCredential(user: "alice", password: "secret")],
@@ -67,9 +67,9 @@ struct TrustedCertificateTests {
         }
     }
 
-    @Test func garbagePEMFailsHTTPSLoadsWithATypedError() async throws {
+    @Test(arguments: [false, true]) func garbagePEMFailsHTTPSLoadsWithATypedError(http2: Bool) async throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
-        try await withServer(tls: tls) { server in
+        try await withServer(tls: tls, http2: http2) { server in
             server.route("/a.png", .image(testBytes(10), contentType: "image/png"))
             try await withHTTPLoader(.init(idleTimeout: .seconds(5), trustedCertificatesPEM: ["not a certificate"])) { loader in
                 let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))

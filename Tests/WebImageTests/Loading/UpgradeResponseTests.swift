@@ -4,6 +4,8 @@ import WebImage
 import WebImageTestSupport
 
 /// Unexpected protocol switches and interim responses end the connection rather than returning it to the pool.
+/// HTTP/1.1 only: `101 Switching Protocols` does not exist in HTTP/2 (RFC 9113 §8.6), and what is
+/// checked here is the fate of the HTTP/1.1 socket after an interim head.
 @Suite("Interim and upgrade responses", .timeLimit(.minutes(1)))
 struct UpgradeResponseTests {
     @Test func a101ClosesTheConnectionInsteadOfPoolingIt() async throws {

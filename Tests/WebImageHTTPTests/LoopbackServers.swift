@@ -1,0 +1,10 @@
+import Testing
+import WebImageTestSupport
+
+/// The loopback server for the loader suites that run one body over HTTP/1.1, h2 and h2c: every
+/// protocol is held to the same expectations.
+func withServer(_ http: LoopbackProtocol, maxConcurrentStreams: Int = 100,
+                isolation: isolated (any Actor)? = #isolation,
+                _ body: (LoopbackServer) async throws -> Void) async throws {
+    try await WebImageTestSupport.withServer(http, maxConcurrentStreams: maxConcurrentStreams, body)
+}
