@@ -26,8 +26,10 @@ swift build "${flags[@]}" --build-tests "$@"
 # Every suite of the HTTP stack's own target (WebImageHTTPTests) keeps time. The proxy and
 # client-certificate suites make keys and CAs with `openssl` and start tinyproxy, waiting on those
 # processes from a cooperative thread: beside the first group they stalled its loads for 3 s.
+# HTTP2CompletionTests opens dozens of h2 connections at once: beside the first group, loads of
+# other suites waited past their 1-s idle timeouts for their first bytes.
 timed='WebImageHTTPTests\.|WebImageTests\.(HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|Retry|CLI|LoadJSONContract|DecodeNewFormatsCLI)'
-services='WebImageTests\.(Server|Fleet|PlaygroundPage|ProgressiveLoad|LoadProgressiveCLI|ImageManagerOptions|Proxy|CLIProxy|CLITrust)'
+services='WebImageTests\.(Server|Fleet|PlaygroundPage|ProgressiveLoad|LoadProgressiveCLI|ImageManagerOptions|Proxy|CLIProxy|CLITrust)|WebImageHTTPTests\.HTTP2CompletionTests'
 swift test "${flags[@]}" --skip-build --filter "$timed" --skip "$services" "$@"
 swift test "${flags[@]}" --skip-build --filter "$services" "$@"
 exec swift test "${flags[@]}" --skip-build --skip "$timed|$services" "$@"
