@@ -33,6 +33,6 @@ for target in "${targets[@]}"; do
     rm -f "$log"
 done
 echo "ledger totals (all campaigns):"
-awk -F'\t' 'NR > 1 { runs[$2]++; total[$2] += $4; if ($5 != "clean") bad[$2]++ }
+awk -F'\t' 'NR > 1 { runs[$2]++; total[$2] += $4; if ($5 ~ /^finding/) bad[$2]++ }
     END { for (t in total) printf "  %-20s %12d executions in %d runs, %d with findings\n", t, total[t], runs[t], bad[t] }' "$ledger" | sort
 exit "$found"
