@@ -22,16 +22,25 @@ struct BenchDownloadCommand: AsyncParsableCommand {
     @Option(help: "The downloader's maxConcurrentDownloads.")
     var concurrency = 6
 
-    @Flag(help: "Bypass ImageDownloader: N workers call HTTPImageLoader.shared directly (a baseline for the downloader's own cost).")
+    @Flag(help: "Bypass ImageDownloader: N workers call HTTPImageLoader.shared directly (a baseline for the downloader's own cost; the shared loader's HTTP version and trust).")
     var loaderOnly = false
 
     @Flag(help: "Take each download's result from its token's event stream (one task awaiting them in turn) instead of a completion handler.")
     var streams = false
 
+    @Option(name: .customLong("http-version"), help: ArgumentHelp("Which HTTP to speak, as `load --http-version`.", valueName: "auto|1.1|2"))
+    var httpVersion: HTTPVersionArgument = .auto
+
+    @Option(help: ArgumentHelp("Trust the certificates in this PEM file too (as `load --ca-file`).", valueName: "PEM"))
+    var caFile: String?
+
     func run() async throws {
         let text = try String(contentsOfFile: urlsFile, encoding: .utf8)
         let urls = text.split(whereSeparator: \.isNewline).compactMap { URL(string: String($0)) }
-        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maxConcurrentDownloads: concurrency))
+        let pem = try caFile.map { try String(contentsOfFile: $0, encoding: .utf8) }
+        var configuration = ImageDownloaderConfiguration(maxConcurrentDownloads: concurrency, trustedCertificatesPEM: pem.map { [$0] } ?? [])
+        configuration.httpVersion = httpVersion.downloader
+        let downloader = ImageDownloader(configuration: configuration)
         let start = ContinuousClock.now
         let (bytes, failures) = loaderOnly ? await Self.loaderOnly(urls, workers: concurrency)
             : streams ? await Self.throughStreams(urls, downloader: downloader)
