@@ -1,10 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import WebImageSupport
+#endif
+import WebImage
 
 /// Runs `body` in a task of its own and waits for it at most `limit`: `nil` when it has not
 /// finished by then (the task is cancelled and left behind). A guard, not synchronisation: it
 /// turns a completion that never comes into a failed expectation instead of a hung run.
-func finishing<T: Sendable>(within limit: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
+public func finishing<T: Sendable>(within limit: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
     let resumed = Locked(false)
     let work = Locked<Task<Void, Never>?>(nil)
     let guardTask = Locked<Task<Void, Never>?>(nil)
