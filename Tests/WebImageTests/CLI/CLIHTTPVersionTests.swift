@@ -33,29 +33,28 @@ struct CLIHTTPVersionTests {
 
     /// `auto` is the default: an https server offering h2 gets HTTP/2 without the option.
     @Test func autoIsTheDefaultAndPicksHTTP2() async throws {
-        try await withServer(.h2) { server in
-            server.route("/a.jpg", LoopbackResponse(headers: ["Content-Type": "image/jpeg"], body: .bytes(try sampleJPEG(width: 8, height: 8))))
-            let directory = try TemporaryDirectory()
-            let file = directory.url.appendingPathComponent("ca.pem")
-            try Data((server.certificatePEM ?? "").utf8).write(to: file)
-            let run = try await runCLI(["load", server.url("/a.jpg").absoluteString, "--cache-dir", directory.url.path,
-                                        "--ca-file", file.path])
-            #expect(run.status == 0, "\(run.stderr)")
-            #expect(server.requests.map(\.version) == ["HTTP/2.0"])
-        }
+        #expect(try await versionsSpokenToAnH2Server(loading: []) == ["HTTP/2.0"])
     }
 
     @Test func http1IsSpokenWhenAsked() async throws {
+        #expect(try await versionsSpokenToAnH2Server(loading: ["--http-version", "1.1"]) == ["HTTP/1.1"])
+    }
+
+    /// The HTTP versions of the requests an h2 (ALPN) server saw when `webimage load` fetched one
+    /// image from it with `options`, trusting its certificate.
+    private func versionsSpokenToAnH2Server(loading options: [String]) async throws -> [String] {
+        var versions: [String] = []
         try await withServer(.h2) { server in
             server.route("/a.jpg", LoopbackResponse(headers: ["Content-Type": "image/jpeg"], body: .bytes(try sampleJPEG(width: 8, height: 8))))
             let directory = try TemporaryDirectory()
             let file = directory.url.appendingPathComponent("ca.pem")
             try Data((server.certificatePEM ?? "").utf8).write(to: file)
             let run = try await runCLI(["load", server.url("/a.jpg").absoluteString, "--cache-dir", directory.url.path,
-                                        "--http-version", "1.1", "--ca-file", file.path])
+                                        "--ca-file", file.path] + options)
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(server.requests.map(\.version) == ["HTTP/1.1"])
+            versions = server.requests.map(\.version)
         }
+        return versions
     }
 
     @Test(arguments: ["3", "h2", "1.0", ""])
