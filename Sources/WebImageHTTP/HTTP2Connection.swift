@@ -130,12 +130,8 @@ final class HTTP2Connection: Sendable {
     /// on it for one stream's error (a reset racing the stream's end, a frame for a stream
     /// already gone).
     func drain() {
-        let (first, idle) = state.withLock { state -> (Bool, Bool) in
-            defer { state.draining = true }
-            return (!state.draining && state.lastStreamID == nil, state.active == 0)
-        }
-        if first { notify(.goingAway) }
-        if idle { channel.close(promise: nil) }
+        stopTakingStreams()
+        if state.withLock({ $0.active == 0 }) { channel.close(promise: nil) }
     }
 
     /// Takes no new stream from now on (the connection is about to be closed by us): the pool
