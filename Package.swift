@@ -138,3 +138,39 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer targets (Fuzz/Sources; build and run one with Fuzz/run.sh, which sets
+// WEBIMAGE_FUZZ=1): absent unless that variable is set, so users of the library never build
+// them. Only the project's own modules get coverage and AddressSanitizer (the codecs under them
+// are Debian's uninstrumented libraries either way). The packages below them are compiled as
+// for the tests, so a fuzz build in the test build's directory (CI: `Fuzz/run.sh --scratch-path
+// .build`) reuses their objects rather than compiling NIO and BoringSSL again with other flags.
+if Context.environment["WEBIMAGE_FUZZ"] == "1" {
+    let instrumented: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]
+    for target in package.targets where ["WebImageSupport", "WebImageHTTP", "WebImage"].contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + instrumented
+    }
+    func fuzzer(_ name: String, _ dependencies: [Target.Dependency] = []) -> Target {
+        // lld: gold stops with an internal error on the sanitized link.
+        .executableTarget(name: name, dependencies: ["FuzzSupport", "WebImage"] + dependencies, path: "Fuzz/Sources/\(name)",
+                          swiftSettings: instrumented, linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])])
+    }
+    package.targets += [
+        .target(name: "FuzzSupport", dependencies: ["WebImage"], path: "Fuzz/Sources/FuzzSupport", swiftSettings: instrumented),
+        // Every registered decoder at once (the target CI runs).
+        fuzzer("DecodeFuzzer"),
+        // One decoder each, so each gets its own coverage and execution count.
+        fuzzer("JPEGFuzzer"),
+        fuzzer("PNGFuzzer"),
+        fuzzer("GIFFuzzer"),
+        fuzzer("WebPFuzzer"),
+        // The disk cache's entry reader: whoever can write to the cache directory controls its input.
+        fuzzer("DiskEntryFuzzer"),
+        // The HTTP client reading whatever a hostile server sends.
+        fuzzer("HTTPResponseFuzzer", [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
+    ]
+}

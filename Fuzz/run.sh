@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
-# Fuzzes one target with libFuzzer under AddressSanitizer. Targets (Package.swift): DecodeFuzzer
-# (every decoder; the default), JPEGFuzzer, PNGFuzzer, GIFFuzzer, WebPFuzzer, HTTPResponseFuzzer,
-# DiskEntryFuzzer (the disk cache's entry reader).
+# Fuzzes one target with libFuzzer under AddressSanitizer. Targets (the root Package.swift, with
+# WEBIMAGE_FUZZ=1): DecodeFuzzer (every decoder; the default), JPEGFuzzer, PNGFuzzer, GIFFuzzer,
+# WebPFuzzer, HTTPResponseFuzzer, DiskEntryFuzzer (the disk cache's entry reader).
 # Seeds: the shared corpus (../shared/corpus, read only) for the decoders, Fuzz/seeds/http for the
 # HTTP client. New inputs go to Fuzz/.corpus/TARGET (ignored by git); a crash is written to
 # Fuzz/.findings/ and ends the run with a non-zero status.
 #
-# Usage: Fuzz/run.sh [--target NAME] [SECONDS] [extra libFuzzer flags...]   (default 300 seconds)
+# The build goes to Fuzz/.build unless --scratch-path names another directory. CI names the test
+# build's (.build): the packages under the project's modules are compiled there with the same
+# flags, so only the project's own modules build again, instrumented (a test build afterwards
+# compiles them once more, uninstrumented).
+#
+# Usage: Fuzz/run.sh [--target NAME] [--scratch-path DIR] [SECONDS] [extra libFuzzer flags...]   (default 300 seconds)
 set -euo pipefail
-cd "$(dirname "$0")"
 target=DecodeFuzzer
-if [ "${1:-}" = "--target" ]; then target=$2; shift 2; fi
+scratch="$(cd "$(dirname "$0")" && pwd -P)/.build"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --target) target=$2; shift 2 ;;
+        --scratch-path) mkdir -p "$2"; scratch="$(cd "$2" && pwd -P)"; shift 2 ;;
+        *) break ;;
+    esac
+done
 seconds="${1:-300}"; shift || true
+cd "$(dirname "$0")"
 ../scripts/install-deps.sh
-# lld: gold stops with an internal error on the sanitized build.
+# The flags are the test build's (scripts/test.sh), so a shared scratch directory reuses its objects.
+build=(env WEBIMAGE_FUZZ=1 swift build --package-path .. --scratch-path "$scratch" -c release -Xswiftc -enable-testing)
 # flock: two campaigns started together would otherwise race for the build database.
-mkdir -p .build && flock .build/run.lock swift build -c release --product "$target" \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld >&2
-binary="$(swift build -c release --show-bin-path)/$target"
+mkdir -p "$scratch" && flock "$scratch/fuzz.lock" "${build[@]}" --product "$target" >&2
+binary="$("${build[@]}" --show-bin-path)/$target"
 mkdir -p ".corpus/$target" .findings
 corpus="${WEBIMAGE_CORPUS:-../../shared/corpus}"
 case "$target" in

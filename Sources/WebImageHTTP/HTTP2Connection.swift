@@ -23,11 +23,11 @@ final class HTTP2Connection: Sendable {
     private struct State {
         /// Streams reserved or open.
         var active = 0
-        /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS`. One stream until its first SETTINGS
-        /// arrive: a server cannot refuse streams past a limit the client has not seen yet, and
-        /// one that announces 2 must not get 10 in the first round trip.
-        var maxStreams = 1
-        var sawSettings = false
+        /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS`. Until its first SETTINGS arrive, 100
+        /// (the least RFC 9113 §6.5.2 recommends, and what nghttp2, so curl, assumes): waiting for
+        /// them held every request but one back by a round trip. A server with a lower limit
+        /// refuses the streams over it (`REFUSED_STREAM`), and those are sent again (``wasRefused(streamID:error:)``).
+        var maxStreams = 100
         /// The last stream id of the server's GOAWAY, once one came.
         var lastStreamID: HTTP2StreamID?
         /// An HTTP/2 error was seen on the connection: it takes no new stream and closes once its
@@ -101,16 +101,9 @@ final class HTTP2Connection: Sendable {
     // MARK: Told by the connection's handler, on the loop
 
     /// The server's SETTINGS came; `maxConcurrentStreams` is `nil` when they do not name the limit
-    /// (then the first SETTINGS mean 100, the least RFC 9113 recommends servers allow).
+    /// (which then stays as it was).
     func receivedSettings(maxConcurrentStreams: Int?) {
-        state.withLock { state in
-            if let maxConcurrentStreams {
-                state.maxStreams = maxConcurrentStreams
-            } else if !state.sawSettings {
-                state.maxStreams = 100
-            }
-            state.sawSettings = true
-        }
+        if let maxConcurrentStreams { state.withLock { $0.maxStreams = maxConcurrentStreams } }
         notify(.capacity)
     }
 

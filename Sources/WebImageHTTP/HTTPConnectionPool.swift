@@ -124,9 +124,10 @@ final class HTTPConnectionPool: Sendable {
     /// Connections opened and reused, and requests, per origin.
     let metrics: ConnectionMetrics
     private let clientCertificate: ClientCertificate?
-    // Made on the first https connection: loading the system's trust roots costs milliseconds
-    // that a plain-http process should not pay at start.
-    private let tlsContext = Locked<Result<NIOSSLContext, any Error>?>(nil)
+    // Made on the first https connection, off the event loop and while its TCP connect is under
+    // way: loading the system's trust roots takes about 9 ms, which a plain-http process should
+    // not pay at start, and which held every first connection back before it was even dialled.
+    private let tlsContext = Locked<EventLoopFuture<NIOSSLContext>?>(nil)
     private let state = Locked(State())
 
     /// A pool trusting the system's roots and `trustedCertificatesPEM` (extra CA or self-signed
@@ -170,17 +171,21 @@ final class HTTPConnectionPool: Sendable {
         return configuration
     }
 
-    /// The shared client TLS context, made once; a failure to make it fails https loads only.
-    private func makeTLSContext() throws -> NIOSSLContext {
-        try tlsContext.withLock { context in
-            if let context { return try context.get() }
-            let made = Result {
-                try NIOSSLContext(configuration: Self.clientTLSConfiguration(
+    /// The shared client TLS context, on `loop`: made once, on NIO's thread pool; a failure to
+    /// make it fails https loads only.
+    private func tlsContext(on loop: any EventLoop) -> EventLoopFuture<NIOSSLContext> {
+        tlsContext.withLock { context in
+            if let context { return context.hop(to: loop) }
+            let configuration = Result {
+                try Self.clientTLSConfiguration(
                     allowsInvalidCertificates: allowsInvalidCertificates, trustedCertificatesPEM: trustedCertificatesPEM,
-                    serverTrust: serverTrust, clientCertificate: clientCertificate, httpVersion: httpVersion))
+                    serverTrust: serverTrust, clientCertificate: clientCertificate, httpVersion: httpVersion)
+            }
+            let made = NIOThreadPool.singleton.runIfActive(eventLoop: loop) {
+                try NIOSSLContext(configuration: configuration.get())
             }
             context = made
-            return try made.get()
+            return made
         }
     }
 
@@ -423,12 +428,8 @@ final class HTTPConnectionPool: Sendable {
             state.withLock { $0.origins[origin]?.connecting -= 1 }
             return releaseSlot(origin)
         }
-        let tls: NIOSSLContext?
-        do {
-            tls = origin.scheme == "https" ? try makeTLSContext() : nil
-        } catch {
-            return connected(origin, lease: id, .failure(error))
-        }
+        // Made while TCP connects; the TLS handlers go on once both are done.
+        let tls = origin.scheme == "https" ? tlsContext(on: loop) : nil
         let host = origin.host
         // Through a proxy, the connection goes to the proxy; https is tunnelled with CONNECT first.
         let (connectHost, connectPort) = origin.proxy.map { ($0.host, $0.port) } ?? (host, origin.port)
@@ -463,13 +464,6 @@ final class HTTPConnectionPool: Sendable {
                             // TLS and HTTP go on once the tunnel is open (see below).
                             try channel.pipeline.syncOperations.addHandler(
                                 ProxyTunnelHandler(target: origin, proxy: tunnel, ready: tunnelReady))
-                            return
-                        }
-                        if let tls, let handshake {
-                            let handlers = try serverTrust?.makeHandlers(context: tls, serverHostname: serverHostname, host: host)
-                                ?? [NIOSSLClientHandler(context: tls, serverHostname: serverHostname)]
-                            try channel.pipeline.syncOperations.addHandlers(handlers)
-                            try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
                         }
                     }
                 }
@@ -499,15 +493,17 @@ final class HTTPConnectionPool: Sendable {
             // NIO resolves the name and races its IPv6 and IPv4 addresses itself (Happy Eyeballs).
             opened = bootstrap.connect(host: connectHost, port: connectPort)
         }
-        if let tls, let handshake, let tunnelReady {
+        if let tls, let handshake {
+            // TLS starts once TCP is connected (through a proxy: once the tunnel is open) and the
+            // context is made; the client speaks first, so nothing from the server can be missed.
             opened = opened.flatMap { channel in
-                tunnelReady.futureResult.flatMapErrorThrowing { error in
+                (tunnelReady?.futureResult ?? channel.eventLoop.makeSucceededVoidFuture()).and(tls).flatMapErrorThrowing { error in
                     handshake.fail(error)
                     channel.close(promise: nil)
                     throw error
-                }.flatMapThrowing {
-                    let handlers = try self.serverTrust?.makeHandlers(context: tls, serverHostname: serverHostname, host: host)
-                        ?? [NIOSSLClientHandler(context: tls, serverHostname: serverHostname)]
+                }.flatMapThrowing { _, context in
+                    let handlers = try self.serverTrust?.makeHandlers(context: context, serverHostname: serverHostname, host: host)
+                        ?? [NIOSSLClientHandler(context: context, serverHostname: serverHostname)]
                     try channel.pipeline.syncOperations.addHandlers(handlers)
                     try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter(handshake))
                     return channel

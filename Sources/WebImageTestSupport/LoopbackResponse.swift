@@ -61,6 +61,9 @@ public struct LoopbackResponse: Sendable {
     /// answered: the server closes the connection, as one that dropped an idle keep-alive
     /// connection just as the client reused it.
     public var dropsReusedConnection = false
+    /// On HTTP/2, the stream is reset with `REFUSED_STREAM` instead of answered, as by a server
+    /// over its stream limit: the client may send the request again (HTTP/1.1 ignores it).
+    public var refusesStream = false
     /// Interim (1xx) heads sent, in this order, before the response's own head (e.g. `[103]`).
     public var interimStatuses: [Int] = []
     /// Answer `Accept-Ranges: bytes`, and a 200 response's `Range: bytes=N-` request with 206 and

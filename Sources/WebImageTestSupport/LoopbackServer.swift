@@ -57,6 +57,10 @@ public final class LoopbackServer: Sendable {
         var peakActiveStreams = 0
         /// HTTP/2 streams that ended with RST_STREAM (sent by either side).
         var streamResets = 0
+        /// HTTP/2 streams being answered now on each connection, against the announced limit.
+        var activeStreamsByConnection: [Int: Int] = [:]
+        /// HTTP/2 streams reset with REFUSED_STREAM, unanswered.
+        var refusedStreams = 0
         /// HTTP/2 connections, for ``goAway(lastStreamID:)``.
         var http2Channels: [Int: any Channel] = [:]
         var streamTasks: [Int: Task<Void, Never>] = [:]
@@ -78,6 +82,10 @@ public final class LoopbackServer: Sendable {
 
     /// Whether the server speaks HTTPS.
     public let isTLS: Bool
+    /// The `SETTINGS_MAX_CONCURRENT_STREAMS` it announces, and enforces on each connection from
+    /// the first stream as nginx does: a stream over it is refused (RST_STREAM `REFUSED_STREAM`),
+    /// even one that came before the client saw the limit.
+    public let maxConcurrentStreams: Int
     /// Whether the server speaks HTTP/2 (by ALPN over TLS, by prior knowledge without).
     public let isHTTP2: Bool
     /// The certificate of a TLS server, in PEM, for a client that should trust it.
@@ -132,7 +140,8 @@ public final class LoopbackServer: Sendable {
                     return accepted.futureResult
                 }
             }
-        let made = LoopbackServer(channel: channel, isTLS: tls != nil, isHTTP2: http2, certificatePEM: tls?.certificatePEM)
+        let made = LoopbackServer(channel: channel, isTLS: tls != nil, isHTTP2: http2, certificatePEM: tls?.certificatePEM,
+                                  maxConcurrentStreams: maxConcurrentStreams)
         server.server.withLock { $0 = made }
         made.startAccepting()
         return made
@@ -171,8 +180,10 @@ public final class LoopbackServer: Sendable {
         return streams
     }
 
-    private init(channel: NIOAsyncChannel<EventLoopFuture<Accepted>, Never>, isTLS: Bool, isHTTP2: Bool, certificatePEM: String?) {
+    private init(channel: NIOAsyncChannel<EventLoopFuture<Accepted>, Never>, isTLS: Bool, isHTTP2: Bool, certificatePEM: String?,
+                 maxConcurrentStreams: Int) {
         self.certificatePEM = certificatePEM
+        self.maxConcurrentStreams = maxConcurrentStreams
         self.serverChannel = channel
         self.port = channel.channel.localAddress?.port ?? 0
         self.isTLS = isTLS
@@ -236,6 +247,10 @@ public final class LoopbackServer: Sendable {
 
     /// How many HTTP/2 streams ended with RST_STREAM (from the client, or the server's reset fault).
     public var streamResetCount: Int { state.withLock { $0.streamResets } }
+
+    /// How many HTTP/2 streams the server refused unanswered (REFUSED_STREAM): over its stream
+    /// limit, or by a ``LoopbackResponse/refusesStream`` route.
+    public var refusedStreamCount: Int { state.withLock { $0.refusedStreams } }
 
     /// Suspends until at least `count` HTTP/2 streams ended with RST_STREAM.
     public func waitForStreamResets(_ count: Int) async {
@@ -412,22 +427,39 @@ public final class LoopbackServer: Sendable {
         var served = 0
         do {
             for try await stream in streams.inbound {
-                let reused = served > 0
-                served += 1
                 var next = 0
+                var overLimit = false
                 mutate { state in
                     next = state.nextStream
                     state.nextStream += 1
-                    state.activeStreams += 1
-                    state.peakActiveStreams = max(state.peakActiveStreams, state.activeStreams)
+                    overLimit = state.activeStreamsByConnection[id, default: 0] >= maxConcurrentStreams
+                    if overLimit {
+                        state.refusedStreams += 1
+                    } else {
+                        state.activeStreams += 1
+                        state.activeStreamsByConnection[id, default: 0] += 1
+                        state.peakActiveStreams = max(state.peakActiveStreams, state.activeStreams)
+                    }
                 }
                 let streamID = next
+                if overLimit {
+                    let task = Task { _ = try? await stream.executeThenClose { _, _ in await Self.refuse(stream.channel) } }
+                    state.withLock { $0.streamTasks[streamID] = task }
+                    stream.channel.closeFuture.whenComplete { [weak self] _ in
+                        task.cancel()
+                        self?.mutate { $0.streamTasks[streamID] = nil }
+                    }
+                    continue
+                }
+                let reused = served > 0
+                served += 1
                 let task = Task { await self.serve(stream: stream, connection: id, reused: reused) }
                 state.withLock { $0.streamTasks[streamID] = task }
                 stream.channel.closeFuture.whenComplete { [weak self] _ in
                     task.cancel()
                     self?.mutate { state in
                         state.activeStreams -= 1
+                        state.activeStreamsByConnection[id, default: 1] -= 1
                         state.streamTasks[streamID] = nil
                     }
                 }
@@ -479,6 +511,11 @@ public final class LoopbackServer: Sendable {
             }
         }
         var response = route ?? .status(404)
+        if isStream && response.refusesStream {
+            mutate { $0.refusedStreams += 1 }
+            await Self.refuse(channel)
+            return false
+        }
         if reused && response.dropsReusedConnection {
             try await channel.close()
             return false
@@ -607,6 +644,20 @@ public final class LoopbackServer: Sendable {
             scheduled.cancel()
         }
         try Task.checkCancellation()
+    }
+
+    /// Resets an HTTP/2 stream with REFUSED_STREAM before any response: the request was not
+    /// processed, so the client may send it again (RFC 9113 §8.7).
+    private static func refuse(_ stream: any Channel) async {
+        let reset = stream.eventLoop.flatSubmit { () -> EventLoopFuture<Void> in
+            // Below the HTTP/1 codec, which only takes HTTP/1 response parts.
+            guard let codec = try? stream.pipeline.syncOperations.context(handlerType: HTTP2FramePayloadToHTTP1ServerCodec.self) else {
+                return stream.eventLoop.makeSucceededVoidFuture()
+            }
+            return codec.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.refusedStream)))
+        }
+        try? await reset.get()
+        try? await stream.close()
     }
 
     private func resetConnection(_ channel: any Channel) async throws {

@@ -85,9 +85,49 @@ struct HTTP2Tests {
                     #expect(sizes == Array(repeating: 20_000, count: 10))
                 }
             }
+            // The loads sent before the server's SETTINGS arrived may exceed its limit (the client
+            // assumes 100, as curl does); the server refused those, and they went again.
             #expect(server.peakConcurrentStreams <= 2)
             #expect(server.peakConcurrentStreams >= 1)
             #expect(server.acceptedConnectionCount == 1)
+        }
+    }
+
+    @Test(arguments: http2)
+    func aRefusedStreamIsSentAgainOnTheSameConnection(_ http: LoopbackProtocol) async throws {
+        try await WebImageTestSupport.withServer(http) { server in
+            var refused = LoopbackResponse()
+            refused.refusesStream = true
+            server.route("/img", sequence: [refused, refused, LoopbackResponse(body: .bytes(testBytes(25_000)))])
+            try await withSession { session in
+                let outcome = await session.load(HTTPLoadRequest(url: server.url("/img")))
+                #expect(outcome.error == nil)
+                #expect(outcome.data?.count == 25_000)
+            }
+            #expect(server.refusedStreamCount == 2)
+            #expect(server.requestCount(for: "/img") == 3)
+            // A refusal ends one stream, not the connection.
+            #expect(server.acceptedConnectionCount == 1)
+        }
+    }
+
+    @Test(arguments: http2)
+    func aStreamRefusedEveryTimeFailsTyped(_ http: LoopbackProtocol) async throws {
+        try await WebImageTestSupport.withServer(http) { server in
+            var refused = LoopbackResponse()
+            refused.refusesStream = true
+            server.route("/img", refused)
+            let configuration = HTTPSession.Configuration.testing()
+            try await withSession(configuration) { session in
+                let outcome = await session.load(HTTPLoadRequest(url: server.url("/img")))
+                guard case .connectionFailed? = outcome.error else {
+                    Issue.record("expected connectionFailed, got \(String(describing: outcome.error))")
+                    return
+                }
+            }
+            // Sent again a bounded number of times, not forever.
+            #expect(server.requestCount(for: "/img") >= 2)
+            #expect(server.requestCount(for: "/img") <= configuration.maxConnectionsPerHost + 1)
         }
     }
 
