@@ -118,6 +118,7 @@ final class HTTPConnectionPool: Sendable {
     private let idleConnectionTimeout: TimeAmount
     private let allowsInvalidCertificates: Bool
     private let trustedCertificatesPEM: [String]
+    private let systemTrustDirectory: String?
     private let addressPolicy: ConnectAddressPolicy?
     private let serverTrust: ServerTrust?
     private let nameResolver: NameResolver?
@@ -125,15 +126,15 @@ final class HTTPConnectionPool: Sendable {
     let metrics: ConnectionMetrics
     private let clientCertificate: ClientCertificate?
     // Made on the first https connection, off the event loop and while its TCP connect is under
-    // way: loading the system's trust roots takes about 9 ms, which a plain-http process should
-    // not pay at start, and which held every first connection back before it was even dialled.
+    // way: reading trust roots (9 ms for a whole bundle, see SystemTrustRoots) is not paid by a
+    // plain-http process, and does not hold the first connection back before it is dialled.
     private let tlsContext = Locked<EventLoopFuture<NIOSSLContext>?>(nil)
     private let state = Locked(State())
 
     /// A pool trusting the system's roots and `trustedCertificatesPEM` (extra CA or self-signed
     /// certificates, PEM), or any certificate with `allowsInvalidCertificates`.
     init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, maxConnectionsPerOrigin: Int,
-         allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String] = [],
+         allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String] = [], systemTrustDirectory: String? = nil,
          idleConnectionTimeout: TimeAmount = .seconds(60), addressPolicy: ConnectAddressPolicy? = nil,
          serverTrust: ServerTrust? = nil, clientCertificate: ClientCertificate? = nil, nameResolver: NameResolver? = nil,
          connectionObserver: ConnectionEventObserver? = nil, httpVersion: HTTPVersionPreference = .auto) {
@@ -148,15 +149,23 @@ final class HTTPConnectionPool: Sendable {
         self.idleConnectionTimeout = idleConnectionTimeout
         self.allowsInvalidCertificates = allowsInvalidCertificates
         self.trustedCertificatesPEM = trustedCertificatesPEM
+        self.systemTrustDirectory = systemTrustDirectory
     }
 
     /// The client side of TLS: TLS 1.2 at least (1.0 and 1.1 are deprecated, RFC 8996), the
-    /// system's trust roots plus `trustedCertificatesPEM`, no verification with `allowsInvalidCertificates`.
+    /// system's trust roots (from `systemTrustDirectory` when it is a hashed directory, see
+    /// ``SystemTrustRoots``) plus `trustedCertificatesPEM`, no verification with `allowsInvalidCertificates`.
     static func clientTLSConfiguration(allowsInvalidCertificates: Bool, trustedCertificatesPEM: [String],
+                                       systemTrustDirectory: String? = nil,
                                        serverTrust: ServerTrust? = nil,
                                        clientCertificate: ClientCertificate? = nil,
                                        httpVersion: HTTPVersionPreference = .auto) throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
+        #if os(Linux)
+        if let systemTrustDirectory, let roots = SystemTrustRoots.hashedDirectory(systemTrustDirectory) {
+            configuration.trustRoots = roots
+        }
+        #endif
         configuration.minimumTLSVersion = .tlsv12
         configuration.applicationProtocols = httpVersion.alpnProtocols
         if allowsInvalidCertificates { configuration.certificateVerification = .none }
@@ -176,13 +185,11 @@ final class HTTPConnectionPool: Sendable {
     private func tlsContext(on loop: any EventLoop) -> EventLoopFuture<NIOSSLContext> {
         tlsContext.withLock { context in
             if let context { return context.hop(to: loop) }
-            let configuration = Result {
-                try Self.clientTLSConfiguration(
+            let made = NIOThreadPool.singleton.runIfActive(eventLoop: loop) { [self] in
+                try NIOSSLContext(configuration: Self.clientTLSConfiguration(
                     allowsInvalidCertificates: allowsInvalidCertificates, trustedCertificatesPEM: trustedCertificatesPEM,
-                    serverTrust: serverTrust, clientCertificate: clientCertificate, httpVersion: httpVersion)
-            }
-            let made = NIOThreadPool.singleton.runIfActive(eventLoop: loop) {
-                try NIOSSLContext(configuration: configuration.get())
+                    systemTrustDirectory: systemTrustDirectory, serverTrust: serverTrust,
+                    clientCertificate: clientCertificate, httpVersion: httpVersion))
             }
             context = made
             return made

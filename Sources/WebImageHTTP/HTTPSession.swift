@@ -25,6 +25,10 @@ package final class HTTPSession: Sendable {
         package var allowsInvalidCertificates: Bool
         /// Certificates to trust besides the system's roots, in PEM.
         package var trustedCertificatesPEM: [String]
+        /// A directory of hashed CA certificates (OpenSSL's layout) the system's roots are read
+        /// from lazily; `nil`, or a directory without that layout, reads NIOSSL's default bundle
+        /// whole (see ``SystemTrustRoots``). Linux only: Apple platforms ask the system's trust store.
+        package var systemTrustDirectory: String? = SystemTrustRoots.defaultDirectory
         /// Follow redirects from https to plain http.
         package var allowsInsecureRedirects: Bool
         /// Sees every redirect's target before it is followed.
@@ -81,6 +85,7 @@ package final class HTTPSession: Sendable {
         pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
                                   allowsInvalidCertificates: configuration.allowsInvalidCertificates,
                                   trustedCertificatesPEM: configuration.trustedCertificatesPEM,
+                                  systemTrustDirectory: configuration.systemTrustDirectory,
                                   idleConnectionTimeout: RequestValidation.clamped(configuration.idleConnectionTimeout),
                                   addressPolicy: configuration.addressPolicy,
                                   serverTrust: configuration.serverTrust,
