@@ -3,10 +3,14 @@
 # did to the ledger Fuzz/campaigns.tsv (committed: the executions add up across campaigns), then
 # prints the ledger's totals per target. Exits non-zero when any target found something.
 #
-# Usage: Fuzz/campaign.sh SECONDS [TARGET...]   (default: the five decoder targets, the HTTP client, the disk entry reader)
+# Usage: Fuzz/campaign.sh [--scratch-path DIR] SECONDS [TARGET...]
+#   (default targets: the five decoder targets, the HTTP client, the disk entry reader;
+#   --scratch-path: the build directory, as for run.sh)
 set -uo pipefail
+scratch=()
+if [ "${1:-}" = "--scratch-path" ]; then mkdir -p "$2"; scratch=(--scratch-path "$(cd "$2" && pwd -P)"); shift 2; fi
 cd "$(dirname "$0")"
-seconds=${1:?usage: Fuzz/campaign.sh SECONDS [TARGET...]}; shift
+seconds=${1:?usage: Fuzz/campaign.sh [--scratch-path DIR] SECONDS [TARGET...]}; shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(DecodeFuzzer JPEGFuzzer PNGFuzzer GIFFuzzer WebPFuzzer HTTPResponseFuzzer DiskEntryFuzzer)
 ledger=campaigns.tsv
@@ -19,7 +23,7 @@ for target in "${targets[@]}"; do
     # finds nothing reachable-lost: DecodeFuzzer ran 49 inputs/s with it and 413/s without (40 s each,
     # same corpus). Unbounded growth still ends a run at -rss_limit_mb; CI's short run (run.sh as is)
     # keeps leak detection on.
-    ./run.sh --target "$target" "$seconds" -detect_leaks=0 > "$log" 2>&1
+    ./run.sh --target "$target" "${scratch[@]}" "$seconds" -detect_leaks=0 > "$log" 2>&1
     status=$?
     executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
     result=clean
