@@ -17,8 +17,9 @@ import WebImageSupport
 ///
 /// HTTP/2: while the first connection to an origin that may speak it is being opened, other loads
 /// to the origin wait for it rather than open connections of their own; when ALPN picks `h2`, they
-/// all get streams on it (as many as the server's `SETTINGS_MAX_CONCURRENT_STREAMS`, the rest wait
-/// for a stream to end: one connection per origin, as RFC 9113 §9.1 asks); when it picks
+/// all get streams on it (as many as the server's `SETTINGS_MAX_CONCURRENT_STREAMS`, 100 until its
+/// SETTINGS arrive, the rest wait for a stream to end: one connection per origin, as RFC 9113 §9.1
+/// asks); when it picks
 /// HTTP/1.1, they open connections as usual. A connection going away (GOAWAY) takes no new stream;
 /// the next load opens a new connection.
 ///

@@ -95,6 +95,13 @@ public struct LoopbackResponse: Sendable {
         LoopbackResponse(headers: ["Content-Type": contentType], body: .bytes(data))
     }
 
+    /// No answer: on HTTP/2 the stream is reset with `REFUSED_STREAM` (see ``refusesStream``).
+    public static var refusedStream: LoopbackResponse {
+        var response = LoopbackResponse()
+        response.refusesStream = true
+        return response
+    }
+
     /// A bare status with an empty body.
     public static func status(_ code: Int) -> LoopbackResponse {
         LoopbackResponse(status: code)

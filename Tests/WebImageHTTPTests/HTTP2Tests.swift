@@ -96,9 +96,7 @@ struct HTTP2Tests {
     @Test(arguments: http2)
     func aRefusedStreamIsSentAgainOnTheSameConnection(_ http: LoopbackProtocol) async throws {
         try await WebImageTestSupport.withServer(http) { server in
-            var refused = LoopbackResponse()
-            refused.refusesStream = true
-            server.route("/img", sequence: [refused, refused, LoopbackResponse(body: .bytes(testBytes(25_000)))])
+            server.route("/img", sequence: [.refusedStream, .refusedStream, LoopbackResponse(body: .bytes(testBytes(25_000)))])
             try await withSession { session in
                 let outcome = await session.load(HTTPLoadRequest(url: server.url("/img")))
                 #expect(outcome.error == nil)
@@ -114,9 +112,7 @@ struct HTTP2Tests {
     @Test(arguments: http2)
     func aStreamRefusedEveryTimeFailsTyped(_ http: LoopbackProtocol) async throws {
         try await WebImageTestSupport.withServer(http) { server in
-            var refused = LoopbackResponse()
-            refused.refusesStream = true
-            server.route("/img", refused)
+            server.route("/img", .refusedStream)
             let configuration = HTTPSession.Configuration.testing()
             try await withSession(configuration) { session in
                 let outcome = await session.load(HTTPLoadRequest(url: server.url("/img")))

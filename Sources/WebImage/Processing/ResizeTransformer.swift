@@ -46,6 +46,20 @@ extension ImageTransformers {
             self.allowUpscaling = allowUpscaling
         }
 
+        /// Equal when they make the same pixels: how the work is split over threads is not part of it.
+        public static func == (lhs: Resize, rhs: Resize) -> Bool {
+            (lhs.width, lhs.height, lhs.mode, lhs.filter, lhs.allowUpscaling)
+                == (rhs.width, rhs.height, rhs.mode, rhs.filter, rhs.allowUpscaling)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(width)
+            hasher.combine(height)
+            hasher.combine(mode)
+            hasher.combine(filter)
+            hasher.combine(allowUpscaling)
+        }
+
         /// `"resize(WxH,mode,filter)"`, with `",upscale"` before the parenthesis closes when
         /// ``allowUpscaling`` is set: `"resize(200x100,fill,lanczos3)"`.
         public var identifier: String {

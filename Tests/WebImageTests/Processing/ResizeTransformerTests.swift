@@ -135,6 +135,10 @@ import Testing
         let single = try resize.transform(image)
         let same = split.bitmap.withUnsafeBytes { a in single.bitmap.withUnsafeBytes { b in a.elementsEqual(b) } }
         #expect(single.width == 500 && single.height == 500 && same)
+        // The same pixels: the same transformer, as an equal value and a set member.
+        #expect(resize == ResizeTransformer(width: 500, height: 500, mode: .fill))
+        #expect(Set([resize, ResizeTransformer(width: 500, height: 500, mode: .fill)]).count == 1)
+        #expect(resize != ResizeTransformer(width: 500, height: 500, mode: .fit))
     }
 
     @Test func identifiersNameEveryParameter() {
