@@ -30,8 +30,19 @@ swift build "${flags[@]}" --build-tests "$@"
 # other suites waited past their 1-s idle timeouts for their first bytes.
 timed='WebImageHTTPTests\.|WebImageTests\.(HTTP|ImageDownloader|Connect|ResourceTimeout|Redirect|Upgrade|ExtremeTimeout|Transport|Trusted|CookieJar|RequestValidation|LocalLoader|DownloadTaskSlot|PartialDataThrottle|Retry|CLI|LoadJSONContract|DecodeNewFormatsCLI)'
 services='WebImageTests\.(Server|Fleet|PlaygroundPage|ProgressiveLoad|LoadProgressiveCLI|ImageManagerOptions|Proxy|CLIProxy|CLITrust)|WebImageHTTPTests\.HTTP2CompletionTests'
+# Each run is bounded (each takes 1-3 minutes here): a hang, or a crash whose backtrace never
+# ends, fails the run with the tests it was in instead of holding CI until its own limit. Output is
+# line-buffered so that the log ends with the last test that started, not mid-way through a block.
+run_tests() {
+    timeout --kill-after=30 "${WEBIMAGE_TEST_RUN_LIMIT:-900}" stdbuf -oL -eL \
+        swift test "${flags[@]}" --skip-build "$@" || {
+        status=$?
+        [ "$status" -eq 124 ] && echo "test run stopped after ${WEBIMAGE_TEST_RUN_LIMIT:-900} s: swift test $*" >&2
+        return "$status"
+    }
+}
 # One test at a time: every loader test runs over HTTP/1.1, h2 and h2c, and 164 of them started at
 # once on 2 cores left some loads without their first byte past a 1-s idle timeout.
-swift test "${flags[@]}" --skip-build --no-parallel --filter "$timed" --skip "$services" "$@"
-swift test "${flags[@]}" --skip-build --filter "$services" "$@"
-exec swift test "${flags[@]}" --skip-build --skip "$timed|$services" "$@"
+run_tests --no-parallel --filter "$timed" --skip "$services" "$@"
+run_tests --filter "$services" "$@"
+run_tests --skip "$timed|$services" "$@"

@@ -74,6 +74,8 @@ public final class LoopbackServer: Sendable {
     private let waiterIDs = Atomic<Int>(0)
     private let serverChannel: NIOAsyncChannel<EventLoopFuture<Accepted>, Never>
     private let acceptTask: Locked<Task<Void, Never>?> = Locked(nil)
+    /// What the bootstrap's child initializer knows of the server: its accepted channels.
+    private let box: LoopbackServerBox
 
     /// The port the server listens on (chosen by the system).
     public let port: Int
@@ -107,6 +109,7 @@ public final class LoopbackServer: Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { channel -> EventLoopFuture<EventLoopFuture<Accepted>> in
                 channel.eventLoop.makeCompletedFuture {
+                    server.adopt(channel)
                     let sync = channel.pipeline.syncOperations
                     guard let tlsContext else {
                         if http2 {
@@ -140,7 +143,7 @@ public final class LoopbackServer: Sendable {
                     return accepted.futureResult
                 }
             }
-        let made = LoopbackServer(channel: channel, isTLS: tls != nil, isHTTP2: http2, certificatePEM: tls?.certificatePEM,
+        let made = LoopbackServer(channel: channel, box: server, isTLS: tls != nil, isHTTP2: http2, certificatePEM: tls?.certificatePEM,
                                   maxConcurrentStreams: maxConcurrentStreams)
         server.server.withLock { $0 = made }
         made.startAccepting()
@@ -149,7 +152,7 @@ public final class LoopbackServer: Sendable {
 
     private static func configureHTTP1(_ channel: any Channel) throws -> Connection {
         try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-        return try Connection(wrappingChannelSynchronously: channel)
+        return try Connection.closingWhenDropped(channel)
     }
 
     /// NIOHTTP2 in server mode: windows sized like a real image server's (1 MiB per stream), the
@@ -173,18 +176,19 @@ public final class LoopbackServer: Sendable {
         let streams = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(mode: .server, configuration: configuration) { stream in
             stream.eventLoop.makeCompletedFuture {
                 try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                return try Connection(wrappingChannelSynchronously: stream)
+                return try Connection.closingWhenDropped(stream)
             }
         }
         try channel.pipeline.syncOperations.addHandler(LoopbackHTTP2Observer(server: server))
         return streams
     }
 
-    private init(channel: NIOAsyncChannel<EventLoopFuture<Accepted>, Never>, isTLS: Bool, isHTTP2: Bool, certificatePEM: String?,
+    private init(channel: NIOAsyncChannel<EventLoopFuture<Accepted>, Never>, box: LoopbackServerBox, isTLS: Bool, isHTTP2: Bool, certificatePEM: String?,
                  maxConcurrentStreams: Int) {
         self.certificatePEM = certificatePEM
         self.maxConcurrentStreams = maxConcurrentStreams
         self.serverChannel = channel
+        self.box = box
         self.port = channel.channel.localAddress?.port ?? 0
         self.isTLS = isTLS
         self.isHTTP2 = isHTTP2
@@ -326,6 +330,7 @@ public final class LoopbackServer: Sendable {
             connection.channel?.close(promise: nil)
         }
         for stream in streams { stream.cancel() }
+        box.closeChildren()
         try? await serverChannel.channel.close()
         await acceptTask.withLock { $0 }?.value
         for connection in connections { await connection.task?.value }
@@ -671,6 +676,32 @@ public final class LoopbackServer: Sendable {
 /// Lets a server's connection handlers, made before the server object, reach it.
 final class LoopbackServerBox: Sendable {
     let server = Locked<LoopbackServer?>(nil)
+    /// Every accepted connection's channel until it closes, from the moment it is accepted: one
+    /// still in its TLS handshake or ALPN is not yet known to the server's state, and shutdown
+    /// must close it too (else it waits on a client that is waiting on the shutdown).
+    private let children = Locked<(open: [ObjectIdentifier: any Channel], isClosed: Bool)>(([:], false))
+
+    /// Records a just-accepted channel; closes it at once when ``closeChildren()`` has run.
+    func adopt(_ channel: any Channel) {
+        let key = ObjectIdentifier(channel)
+        let isClosed = children.withLock { children -> Bool in
+            if !children.isClosed { children.open[key] = channel }
+            return children.isClosed
+        }
+        if isClosed { return channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { [weak self] _ in
+            self?.children.withLock { _ = $0.open.removeValue(forKey: key) }
+        }
+    }
+
+    /// Closes every accepted channel still open, and every one accepted from now on.
+    func closeChildren() {
+        let open = children.withLock { children in
+            children.isClosed = true
+            return Array(children.open.values)
+        }
+        for channel in open { channel.close(promise: nil) }
+    }
 }
 
 /// Sits after NIOHTTP2's handler on a server connection, counting streams that ended with RST_STREAM.
@@ -686,5 +717,25 @@ final class LoopbackHTTP2Observer: ChannelInboundHandler {
             server.server.withLock { $0 }?.streamReset()
         }
         context.fireUserInboundEventTriggered(event)
+    }
+}
+
+/// `NIOAsyncChannel(synchronouslyWrapping:)`, whose writer finishes and channel closes when it is
+/// dropped unused. A connection accepted while the server shuts down (or a stream of a connection
+/// dropped unserved) can be dropped before any task takes it: the accept loop's inbound stream has
+/// ended, and NIO discards what it would have delivered. The non-deprecated initializer traps then
+/// ("Deinited NIOAsyncWriter without calling finish()"), which crashed a CI test run. NIO deprecates
+/// this initializer because it tears down on deinit; for a test server that is the point. Reached
+/// through a protocol requirement so that using it is not a deprecation warning.
+private protocol ClosingWhenDropped {
+    associatedtype Configuration
+    init(synchronouslyWrapping channel: any Channel, configuration: Configuration) throws
+}
+
+extension NIOAsyncChannel: ClosingWhenDropped {}
+
+extension ClosingWhenDropped where Configuration == NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>.Configuration {
+    fileprivate static func closingWhenDropped(_ channel: any Channel) throws -> Self {
+        try Self(synchronouslyWrapping: channel, configuration: .init())
     }
 }
