@@ -7,6 +7,17 @@ func codec(_ name: String, pkgConfig: String, apt: String) -> Target {
     .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
 }
 
+/// A codec whose library is opened on first use (CCodecLibraries) on Linux: its headers only, no
+/// pkg-config (whose `-l` flags would load it, and the dozens of libraries under it, at every
+/// process start). Elsewhere it is linked as usual.
+func lazyCodec(_ name: String, pkgConfig: String, apt: String) -> Target {
+    #if os(Linux)
+    .systemLibrary(name: name, providers: [.apt([apt])])
+    #else
+    codec(name, pkgConfig: pkgConfig, apt: apt)
+    #endif
+}
+
 let package = Package(
     name: "swift-webimage",
     products: [
@@ -37,9 +48,18 @@ let package = Package(
         codec("CWebP", pkgConfig: "libwebpdemux", apt: "libwebp-dev"),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         codec("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
-        codec("CAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
-        codec("CHEIF", pkgConfig: "libheif", apt: "libheif-dev"),
-        codec("CJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
+        lazyCodec("CAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
+        lazyCodec("CHEIF", pkgConfig: "libheif", apt: "libheif-dev"),
+        lazyCodec("CJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
+        // libheif, libavif and libjxl opened with dlopen when a coder first needs them (Linux);
+        // linked as usual elsewhere.
+        .target(
+            name: "CCodecLibraries",
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+                + ["heif", "avif", "jxl", "jxl_threads"].map {
+                    .linkedLibrary($0, .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .windows]))
+                }
+        ),
         // Little CMS: embedded ICC profiles (and PNG gAMA/cHRM) converted to sRGB.
         codec("CLCMS2", pkgConfig: "lcms2", apt: "liblcms2-dev"),
         // The lock, HTTP whitespace trimming and the partial-data throttle: what the library and
@@ -67,7 +87,7 @@ let package = Package(
             name: "WebImage",
             dependencies: [
                 "WebImageSupport", "WebImageHTTP",
-                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib", "CAVIF", "CHEIF", "CJXL", "CLCMS2",
+                "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib", "CAVIF", "CHEIF", "CJXL", "CCodecLibraries", "CLCMS2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -82,6 +82,7 @@ package struct AVIFCoder: ImageCoder {
 
     /// A decoder set up as every AVIF decode here wants it; the caller destroys it.
     static func makeDecoder(_ options: DecodeOptions) throws -> UnsafeMutablePointer<avifDecoder> {
+        try CodecLibrary.avif.require()
         guard let decoder = avifDecoderCreate() else { throw WebImageError.tooLarge("AVIF: cannot create a decoder") }
         decoder.pointee.maxThreads = options.parallelDecoding ? 2 : 1
         decoder.pointee.ignoreExif = AVIF_TRUE
@@ -226,9 +227,11 @@ package struct AVIFCoder: ImageCoder {
         return Data(bytes: bytes, count: output.size)
     }
 
-    /// The name of the AV1 encoder libavif was built with (`aom` on Debian), or `nil` for none.
+    /// The name of the AV1 encoder libavif was built with (`aom` on Debian), or `nil` for none
+    /// (or no libavif).
     package static var encoderName: String? {
-        avifCodecName(AVIF_CODEC_CHOICE_AUTO, avifCodecFlags(AVIF_CODEC_FLAG_CAN_ENCODE.rawValue)).map { String(cString: $0) }
+        guard CodecLibrary.avif.isAvailable else { return nil }
+        return avifCodecName(AVIF_CODEC_CHOICE_AUTO, avifCodecFlags(AVIF_CODEC_FLAG_CAN_ENCODE.rawValue)).map { String(cString: $0) }
     }
 
     /// `bitmap` as an 8-bit YUV image, which the caller destroys.

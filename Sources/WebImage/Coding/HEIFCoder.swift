@@ -25,9 +25,9 @@ package struct HEIFCoder: ImageCoder {
     /// Creates the coder.
     package init() {}
 
-    /// libheif's plugins are registered once per process, before the first decode.
+    /// libheif is opened, and its plugins registered, once per process before the first decode.
     private static let initialized: Bool = {
-        heif_init(nil).code == heif_error_Ok
+        CodecLibrary.heif.isAvailable && heif_init(nil).code == heif_error_Ok
     }()
 
     package func canDecode(_ data: Data) -> Bool {
@@ -36,7 +36,10 @@ package struct HEIFCoder: ImageCoder {
 
     package func decode(_ data: Data, options: DecodeOptions) throws -> DecodedImage {
         guard !data.isEmpty else { throw WebImageError.emptyData }
-        _ = Self.initialized
+        guard Self.initialized else {
+            try CodecLibrary.heif.require()
+            throw WebImageError.unsupportedFormat("HEIF: libheif did not initialize")
+        }
         guard heif_have_decoder_for_format(heif_compression_HEVC) != 0 else {
             throw WebImageError.unsupportedFormat("HEIF: this libheif has no HEVC decoder")
         }

@@ -118,6 +118,7 @@ package struct JXLCoder: ImageCoder {
     /// the orientation (reported, not applied), giving unpremultiplied alpha, with a two-thread
     /// runner when `parallel`. Free both with ``destroy(_:runner:)``.
     static func makeDecoder(events: [JxlDecoderStatus], parallel: Bool) throws -> (decoder: OpaquePointer, runner: UnsafeMutableRawPointer?) {
+        try CodecLibrary.jxl.require()
         guard let decoder = JxlDecoderCreate(nil) else { throw WebImageError.tooLarge("JPEG XL: cannot create a decoder") }
         let runner = parallel ? JxlThreadParallelRunnerCreate(nil, 2) : nil
         if let runner {
@@ -186,6 +187,7 @@ package struct JXLCoder: ImageCoder {
     /// when the image has one (then embedded).
     package func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .jxl else { throw WebImageError.unsupportedFormat("JXLCoder encodes JPEG XL only") }
+        try CodecLibrary.jxl.require()
         guard let encoder = JxlEncoderCreate(nil) else { throw WebImageError.encodingFailed("JPEG XL: cannot create an encoder") }
         defer { JxlEncoderDestroy(encoder) }
         let runner = JxlThreadParallelRunnerCreate(nil, 2)

@@ -16,4 +16,23 @@ struct DecodeNewFormatsCLITests {
         #expect(json["format"] as? String == format)
         #expect(json["width"] as? Int == width && json["frames"] as? Int == frames)
     }
+
+    /// libheif, libavif and libjxl are opened on first use: a process without them starts, and a
+    /// decode that needs one fails with a typed error naming why (here: turned off by
+    /// WEBIMAGE_DISABLED_CODECS), not a crash; the other codecs work on.
+    @Test(arguments: [("other/libavif/colors-animated-8bpc.avif", "AVIF: libavif"),
+                      ("other/kingfisher/gradient-10b-displayp3-alpha.heic", "HEIF: libheif"),
+                      ("other/sdwebimage/TestHDR.jxl", "JPEG XL: libjxl")])
+    func aCodecLibraryThatCannotBeOpenedIsATypedError(_ name: String, _ message: String) async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["WEBIMAGE_DISABLED_CODECS"] = "heif,avif,jxl"
+        let run = try await runCLI(["decode", try #require(Corpus.url(name)).path, "--json"], environment: environment)
+        #expect(run.status == 1, "\(run.stderr)")
+        let error = try #require(try run.json()["error"] as? [String: Any])
+        #expect(error["code"] as? String == "unsupportedFormat")
+        let text = try #require(error["message"] as? String)
+        #expect(text.contains("\(message) is not available (disabled by WEBIMAGE_DISABLED_CODECS)"), "\(text)")
+        let png = try await runCLI(["decode", try #require(Corpus.url("png/pngsuite/basn0g04.png")).path, "--json"], environment: environment)
+        #expect(png.status == 0, "\(png.stderr)")
+    }
 }
