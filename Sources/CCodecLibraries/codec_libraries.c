@@ -7,6 +7,7 @@
 #include <jxl/decode.h>
 #include <libheif/heif.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ static int candidates(webimage_codec_library library, char names[MAX_CANDIDATES]
 static int matches_build(webimage_codec_library library, void *handle) {
     switch (library) {
     case WEBIMAGE_CODEC_HEIF: {
-        unsigned long (*version)(void) = (unsigned long (*)(void))dlsym(handle, "heif_get_version_number");
+        uint32_t (*version)(void) = (uint32_t (*)(void))dlsym(handle, "heif_get_version_number");
         // libheif keeps its ABI within a major version (its structs carry their own versions).
         return version && (version() >> 24) == (LIBHEIF_NUMERIC_VERSION >> 24) &&
                ((version() >> 16) & 0xff) >= ((LIBHEIF_NUMERIC_VERSION >> 16) & 0xff);
@@ -82,13 +83,15 @@ static int matches_build(webimage_codec_library library, void *handle) {
     return 0;
 }
 
-/// Whether WEBIMAGE_DISABLED_CODECS names the library.
+/// Whether WEBIMAGE_DISABLED_CODECS names the library (a comma-separated list; spaces ignored).
 static int disabled(const char *short_name) {
     const char *list = getenv("WEBIMAGE_DISABLED_CODECS");
     size_t length = strlen(short_name);
     for (const char *cursor = list; cursor && *cursor;) {
+        while (*cursor == ' ') cursor++;
         const char *end = strchr(cursor, ',');
         size_t item = end ? (size_t)(end - cursor) : strlen(cursor);
+        while (item > 0 && cursor[item - 1] == ' ') item--;
         if (item == length && strncmp(cursor, short_name, length) == 0) return 1;
         cursor = end ? end + 1 : NULL;
     }

@@ -25,7 +25,7 @@ struct DecodeNewFormatsCLITests {
                       ("other/sdwebimage/TestHDR.jxl", "JPEG XL: libjxl")])
     func aCodecLibraryThatCannotBeOpenedIsATypedError(_ name: String, _ message: String) async throws {
         var environment = ProcessInfo.processInfo.environment
-        environment["WEBIMAGE_DISABLED_CODECS"] = "heif,avif,jxl"
+        environment["WEBIMAGE_DISABLED_CODECS"] = "heif, avif,jxl"
         let run = try await runCLI(["decode", try #require(Corpus.url(name)).path, "--json"], environment: environment)
         #expect(run.status == 1, "\(run.stderr)")
         let error = try #require(try run.json()["error"] as? [String: Any])
