@@ -24,10 +24,10 @@ typedef struct {
 } library_state;
 
 static library_state libraries[LIBRARY_COUNT] = {
-    [WEBIMAGE_CODEC_HEIF] = {"heif", webimage_heif_symbols, PTHREAD_ONCE_INIT},
-    [WEBIMAGE_CODEC_AVIF] = {"avif", webimage_avif_symbols, PTHREAD_ONCE_INIT},
-    [WEBIMAGE_CODEC_JXL] = {"jxl", webimage_jxl_symbols, PTHREAD_ONCE_INIT},
-    [WEBIMAGE_CODEC_JXL_THREADS] = {"jxl", webimage_jxl_threads_symbols, PTHREAD_ONCE_INIT},
+    [WEBIMAGE_CODEC_HEIF] = {.short_name = "heif", .symbols = webimage_heif_symbols, .once = PTHREAD_ONCE_INIT},
+    [WEBIMAGE_CODEC_AVIF] = {.short_name = "avif", .symbols = webimage_avif_symbols, .once = PTHREAD_ONCE_INIT},
+    [WEBIMAGE_CODEC_JXL] = {.short_name = "jxl", .symbols = webimage_jxl_symbols, .once = PTHREAD_ONCE_INIT},
+    [WEBIMAGE_CODEC_JXL_THREADS] = {.short_name = "jxl", .symbols = webimage_jxl_threads_symbols, .once = PTHREAD_ONCE_INIT},
 };
 
 /// The file names to try, best first: the development symlink (the very library the build
@@ -107,15 +107,18 @@ static void load(webimage_codec_library library) {
     char names[MAX_CANDIDATES][64];
     int count = candidates(library, names);
     void *handle = NULL;
+    const char *handle_name = NULL;
     state->error[0] = 0;
     for (int candidate = 0; candidate < count && !handle; candidate++) {
         void *opened = dlopen(names[candidate], RTLD_NOW | RTLD_LOCAL);
         if (!opened) {
-            if (!state->error[0]) snprintf(state->error, sizeof state->error, "%s", dlerror());
+            const char *why = dlerror();
+            if (!state->error[0]) snprintf(state->error, sizeof state->error, "%s", why ? why : names[candidate]);
             continue;
         }
         if (matches_build(library, opened)) {
             handle = opened;
+            handle_name = names[candidate];
         } else {
             snprintf(state->error, sizeof state->error, "%s is not the version WebImage was built with", names[candidate]);
             dlclose(opened);
@@ -125,7 +128,7 @@ static void load(webimage_codec_library library) {
     for (int index = 0; state->symbols[index]; index++) {
         void *function = index < MAX_SYMBOLS ? dlsym(handle, state->symbols[index]) : NULL;
         if (!function) {
-            snprintf(state->error, sizeof state->error, "%s has no %s", names[0], state->symbols[index]);
+            snprintf(state->error, sizeof state->error, "%s has no %s", handle_name, state->symbols[index]);
             dlclose(handle);  // nothing was called through it yet
             return;
         }

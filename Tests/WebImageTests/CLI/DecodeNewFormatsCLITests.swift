@@ -35,4 +35,37 @@ struct DecodeNewFormatsCLITests {
         let png = try await runCLI(["decode", try #require(Corpus.url("png/pngsuite/basn0g04.png")).path, "--json"], environment: environment)
         #expect(png.status == 0, "\(png.stderr)")
     }
+
+    /// A library of another version than the build's headers is never called (WebImage reads the
+    /// fields of libavif's structs, so a mismatch could read garbage): it is passed over for the
+    /// next name, and when no name holds the right version the decode is a typed error.
+    @Test(.enabled(if: Self.compiler != nil, "no C compiler (cc or clang) to build the impostor libraries"))
+    func aLibraryOfAnotherVersionIsNeverUsed() async throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.url.appendingPathComponent("impostor.c")
+        try Data("""
+            const char *avifVersion(void) { return "99.0.0"; }
+            unsigned heif_get_version_number(void) { return 99u << 24; }
+            """.utf8).write(to: source)
+        // libavif: the impostor takes the development name, so the loader goes on to the sonames
+        // and finds the system's. libheif: it takes both names, so there is no right one.
+        for name in ["libavif.so", "libheif.so.1", "libheif.so"] {
+            let built = try await ChildProcess.run(try #require(Self.compiler), ["-shared", "-fPIC", "-o", directory.url.appendingPathComponent(name).path, source.path])
+            try #require(built.status == 0, "\(built.stderr)")
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_LIBRARY_PATH"] = directory.url.path
+        let avif = try await runCLI(["decode", try #require(Corpus.url("other/libavif/colors-animated-8bpc.avif")).path, "--json"],
+                                    environment: environment)
+        #expect(avif.status == 0, "\(avif.stdout) \(avif.stderr)")
+        let heif = try await runCLI(["decode", try #require(Corpus.url("other/kingfisher/gradient-10b-displayp3-alpha.heic")).path, "--json"],
+                                    environment: environment)
+        #expect(heif.status == 1)
+        let error = try #require(try heif.json()["error"] as? [String: Any])
+        #expect(error["code"] as? String == "unsupportedFormat")
+        #expect((error["message"] as? String)?.contains("is not the version WebImage was built with") == true, "\(error)")
+    }
+
+    private static let compiler = ["/usr/bin/cc", "/usr/bin/clang", "/opt/swift/usr/bin/clang"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
 }
