@@ -446,25 +446,24 @@ public final class LoopbackServer: Sendable {
                         state.peakActiveStreams = max(state.peakActiveStreams, state.activeStreams)
                     }
                 }
-                let streamID = next
-                if overLimit {
-                    let task = Task { _ = try? await stream.executeThenClose { _, _ in await Self.refuse(stream.channel) } }
-                    state.withLock { $0.streamTasks[streamID] = task }
-                    stream.channel.closeFuture.whenComplete { [weak self] _ in
-                        task.cancel()
-                        self?.mutate { $0.streamTasks[streamID] = nil }
-                    }
-                    continue
+                let streamID = next, refused = overLimit
+                let task: Task<Void, Never>
+                if refused {
+                    task = Task { _ = try? await stream.executeThenClose { _, _ in await Self.refuse(stream.channel) } }
+                } else {
+                    let reused = served > 0
+                    served += 1
+                    task = Task { await self.serve(stream: stream, connection: id, reused: reused) }
                 }
-                let reused = served > 0
-                served += 1
-                let task = Task { await self.serve(stream: stream, connection: id, reused: reused) }
                 state.withLock { $0.streamTasks[streamID] = task }
                 stream.channel.closeFuture.whenComplete { [weak self] _ in
                     task.cancel()
                     self?.mutate { state in
-                        state.activeStreams -= 1
-                        state.activeStreamsByConnection[id, default: 1] -= 1
+                        // A refused stream was never counted as active.
+                        if !refused {
+                            state.activeStreams -= 1
+                            state.activeStreamsByConnection[id, default: 1] -= 1
+                        }
                         state.streamTasks[streamID] = nil
                     }
                 }
