@@ -389,12 +389,9 @@ public final class LoopbackServer: Sendable {
 
     private func serve(_ connection: Connection, id: Int) async {
         let channel = connection.channel
-        guard register(channel, id: id, http2: false) else {
-            // Arrived after shutdown: closed unanswered, but through its async channel (one
-            // dropped unused traps in NIO, its writer never finished).
-            try? await connection.executeThenClose { _, _ in }
-            return
-        }
+        // Arrived after shutdown: `register` closed it, and dropping it unused is safe (its async
+        // channel closes when dropped, see `closingWhenDropped`).
+        guard register(channel, id: id, http2: false) else { return }
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
             var served = 0

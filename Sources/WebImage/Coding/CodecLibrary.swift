@@ -2,7 +2,7 @@ import CCodecLibraries
 
 /// The codec libraries opened on first use rather than at process start: libheif, libavif and
 /// libjxl (with what they pull in, some 40 shared libraries whose loading and initializers cost
-/// every start of the `webimage` command 20 ms). A coder calls ``require(_:)`` before its first
+/// every start of the `webimage` command 20 ms). A coder calls ``require()`` before its first
 /// call into its library; when the library cannot be opened (not installed, another version than
 /// the build's, or listed in `WEBIMAGE_DISABLED_CODECS`) the decode or encode fails with
 /// ``WebImageError/unsupportedFormat(_:)`` instead of the process failing to start.
