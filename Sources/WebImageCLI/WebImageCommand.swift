@@ -13,6 +13,7 @@ struct WebImageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webimage",
         abstract: "Load, decode and cache images with swift-webimage.",
+        version: WebImageVersion.current,
         subcommands: [
             DemoCommand.self,
             LoadCommand.self,

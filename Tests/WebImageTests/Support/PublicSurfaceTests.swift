@@ -7,8 +7,9 @@ import Testing
 /// (internals are `package`; related types nest, as `ImageTransformers.Resize` or `ImageDownloader.Token` do).
 @Suite("Public surface")
 struct PublicSurfaceTests {
-    /// The most top-level public declarations allowed (issue #18 asked for at most 55).
-    static let ceiling = 55
+    /// The most top-level public declarations allowed (issue #18 asked for at most 55; issue #29
+    /// added `WebImageVersion`, the release a user's code can read).
+    static let ceiling = 56
 
     static let sources = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
