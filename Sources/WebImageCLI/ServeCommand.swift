@@ -59,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
     var cacheControlMaxAge: Int?
 
     @Option(name: .customLong("memory-budget-mib"),
-            help: "Memory above the baseline for the memory cache and the renders in flight, MiB (default 1024); renders wait for room.")
+            help: "Memory above the baseline for the memory cache and the renders in flight, MiB (default 1024, or 3/4 of the cgroup memory limit when less); renders wait for room.")
     var memoryBudgetMib: Int?
 
     func run() async throws {

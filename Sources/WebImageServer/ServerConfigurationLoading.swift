@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Configuration
 import SystemPackage
+import WebImage
 
 extension ServerConfiguration {
     /// The settings given on the command line; `nil` (or an empty list) means not given.
@@ -32,9 +33,10 @@ extension ServerConfiguration {
     /// The configuration from, first to last: the flags, the environment (`WEBIMAGE_` and the
     /// flag's name in capitals, `-` as `_`: `WEBIMAGE_CACHE_DIR`; lists comma-separated), the JSON
     /// file named by `WEBIMAGE_CONFIG_FILE` (keys as the flags are named: `{"cache-dir": "/var/cache/webimage"}`),
-    /// and the defaults.
+    /// and the defaults (the memory budget's from the control group's limit: ``defaultMemoryBudgetMiB(memory:)``).
     /// - Throws: ``ServiceError`` for a value out of range, or the file's parse error.
-    public static func resolve(_ flags: Flags, environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> ServerConfiguration {
+    public static func resolve(_ flags: Flags, environment: [String: String] = ProcessInfo.processInfo.environment,
+                               memory: CgroupMemory = .current) async throws -> ServerConfiguration {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         func put(_ key: String, _ content: ConfigContent?, secret: Bool = false) {
             if let content { values[AbsoluteConfigKey([key])] = ConfigValue(content, isSecret: secret) }
@@ -61,7 +63,7 @@ extension ServerConfiguration {
         }
         let reader = ConfigReader(providers: providers)
         let defaults = ServerConfiguration()
-        let budgetMiB = reader.int(forKey: "memory-budget-mib", default: defaults.memoryBudgetBytes >> 20)
+        let budgetMiB = reader.int(forKey: "memory-budget-mib", default: defaultMemoryBudgetMiB(memory: memory))
         guard (minimumMemoryBudgetMiB...maximumMemoryBudgetMiB).contains(budgetMiB) else {
             throw ServiceError.badParameter("memory-budget-mib must be in \(minimumMemoryBudgetMiB)...\(maximumMemoryBudgetMiB)")
         }
@@ -79,6 +81,16 @@ extension ServerConfiguration {
             memoryBudgetBytes: budgetMiB << 20)
         try configuration.validate()
         return configuration
+    }
+
+    /// The memory budget when none is given, in MiB: 1024, or three quarters of the control
+    /// group's memory limit when that is less (a container's limit, a systemd unit's `MemoryMax=`),
+    /// leaving the rest for the process's baseline, the source bodies being fetched and the
+    /// kernel's page cache; never below ``minimumMemoryBudgetMiB``.
+    public static func defaultMemoryBudgetMiB(memory: CgroupMemory = .current) -> Int {
+        let fallback = ServerConfiguration().memoryBudgetBytes >> 20
+        guard let limit = memory.limit else { return fallback }
+        return max(minimumMemoryBudgetMiB, min(fallback, (limit / 4 * 3) >> 20))
     }
 
     /// Checks the ranges.

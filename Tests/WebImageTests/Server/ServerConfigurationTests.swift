@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Testing
+import WebImage
 import WebImageServer
 
 /// `webimage serve`'s settings: flags over environment over config file over defaults.
@@ -81,5 +82,27 @@ struct ServerConfigurationTests {
             flags.memoryBudgetMiB = outOfRange
             await #expect(throws: ServiceError.self, "\(outOfRange)") { try await ServerConfiguration.resolve(flags, environment: [:]) }
         }
+    }
+
+    /// A container's limit, or a systemd unit's `MemoryMax=`, sizes the default budget (issue #29).
+    @Test func theDefaultBudgetFollowsTheControlGroupsMemoryLimit() async throws {
+        let cgroup = try CgroupMemoryTests.FakeCgroup(membership: "0::/system.slice/webimage.service\n")
+        try cgroup.write("max\n", to: "system.slice/memory.max")
+        try cgroup.write("536870912\n", to: "system.slice/webimage.service/memory.max")
+        #expect(ServerConfiguration.defaultMemoryBudgetMiB(memory: cgroup.memory) == 384)
+        let resolved = try await ServerConfiguration.resolve(.init(), environment: [:], memory: cgroup.memory)
+        #expect(resolved.memoryBudgetBytes == 384 << 20)
+        #expect(resolved.summary.contains("memory-budget-mib: 384 "))
+        // A flag still wins; a tiny limit still leaves the least budget that works.
+        var flags = ServerConfiguration.Flags()
+        flags.memoryBudgetMiB = 100
+        #expect(try await ServerConfiguration.resolve(flags, environment: [:], memory: cgroup.memory).memoryBudgetBytes == 100 << 20)
+        try cgroup.write("20971520\n", to: "system.slice/webimage.service/memory.max")
+        #expect(ServerConfiguration.defaultMemoryBudgetMiB(memory: cgroup.memory) == ServerConfiguration.minimumMemoryBudgetMiB)
+        // No limit, or one above 1365 MiB: the documented 1024.
+        try cgroup.write("max\n", to: "system.slice/webimage.service/memory.max")
+        #expect(ServerConfiguration.defaultMemoryBudgetMiB(memory: cgroup.memory) == 1024)
+        try cgroup.write("8589934592\n", to: "system.slice/webimage.service/memory.max")
+        #expect(ServerConfiguration.defaultMemoryBudgetMiB(memory: cgroup.memory) == 1024)
     }
 }
