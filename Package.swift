@@ -1,4 +1,5 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
+// 6.2: swift-configuration, swift-distributed-tracing, swift-log and swift-metrics declare it.
 import PackageDescription
 
 /// A system library target for one C codec: a module map and a shim header, linked against the
@@ -20,6 +21,9 @@ func lazyCodec(_ name: String, pkgConfig: String, apt: String) -> Target {
 
 let package = Package(
     name: "swift-webimage",
+    // Apple platforms: Synchronization's Atomic (WebImage) and swift-configuration (WebImageServer)
+    // need these; Linux has no minimum.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "WebImage", targets: ["WebImage"]),
         .executable(name: "webimage", targets: ["WebImageCLI"]),
