@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages swift-webimage builds and tests with, when any is missing.
-# Usage: scripts/install-deps.sh [--bench]   (--bench adds the tools the comparison scripts run)
+# Usage: scripts/install-deps.sh [--build | --bench]
+#   --build: only what building needs (the Dockerfile's build stage); --bench adds the tools the
+#   comparison scripts run.
 set -euo pipefail
-# openssl makes the throwaway certificate of the HTTPS tests; python3-pil is the tests' decoding
-# oracle; GNU time measures what the decompression-bomb tests cost. libavif-bin, libheif-examples
-# and libjxl-tools are the command-line oracles of the AVIF, HEIF and JPEG XL tests
+# What building needs: the codec libraries' headers (and pkg-config, which finds them). What running
+# needs instead is deploy/runtime-packages.txt (their shared libraries, no -dev package).
+build=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev libavif-dev libheif-dev
+       libjxl-dev liblcms2-dev pkg-config)
+# What the tests add: openssl makes the throwaway certificate of the HTTPS tests; python3-pil is the
+# tests' decoding oracle; GNU time measures what the decompression-bomb tests cost. libavif-bin,
+# libheif-examples and libjxl-tools are the command-line oracles of the AVIF, HEIF and JPEG XL tests
 # (avifenc/avifdec, heif-enc/heif-convert, cjxl/djxl); the tests skip without them.
-# liblcms2-dev converts embedded colour profiles; icc-profiles-free gives the colour tests an Adobe RGB profile.
-packages=(libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libgif-dev zlib1g-dev pkg-config openssl
-          python3-pil time libavif-dev libheif-dev libjxl-dev libavif-bin libheif-examples libjxl-tools
-          liblcms2-dev icc-profiles-free)
+# icc-profiles-free gives the colour tests an Adobe RGB profile.
+packages=("${build[@]}" openssl python3-pil time libavif-bin libheif-examples libjxl-tools icc-profiles-free)
+if [ "${1:-}" = "--build" ]; then packages=("${build[@]}"); fi
 if [ "${1:-}" = "--bench" ]; then
     packages+=(libjpeg-turbo-progs libvips-tools nginx curl python3-pil hyperfine)
     # compare-serve.sh: wrk drives the services; nginx's image_filter module is one of them;
@@ -37,6 +42,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}" >&2
     apt_install "${missing[@]}"
 fi
+[ "${1:-}" = "--build" ] && exit 0
 mapfile -t missing < <(missing_of "${optional[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing (optional): ${missing[*]}" >&2
