@@ -44,9 +44,20 @@ struct BenchDecodeCommand: AsyncParsableCommand {
         // A full-size decode already knows the source size; only thumbnails need it looked up.
         let sourcePixels = Double(maxPixelSize == nil ? image.width * image.height
                                   : Self.sourcePixels(data) ?? image.width * image.height)
-        print("{\"file\":\"\(URL(fileURLWithPath: file).lastPathComponent)\",\"width\":\(image.width),\"height\":\(image.height),"
-              + "\"msPerDecode\":\((perDecode * 1000).fixed(3)),\"megapixelsPerSecond\":\((sourcePixels / perDecode / 1e6).fixed(2)),"
-              + "\"peakGrowthKB\":\(peakGrowth ?? -1)}")
+        print(JSONOutput.line(Record(file: URL(fileURLWithPath: file).lastPathComponent, width: image.width, height: image.height,
+                                     msPerDecode: (perDecode * 1000).rounded(places: 3),
+                                     megapixelsPerSecond: (sourcePixels / perDecode / 1e6).rounded(places: 2),
+                                     peakGrowthKB: peakGrowth ?? -1)))
+    }
+
+    /// What one run prints (one JSON line).
+    struct Record: Encodable {
+        var file: String
+        var width: Int
+        var height: Int
+        var msPerDecode: Double
+        var megapixelsPerSecond: Double
+        var peakGrowthKB: Int
     }
 
     /// A `/proc/self/status` field in kB.

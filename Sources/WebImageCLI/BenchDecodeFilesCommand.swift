@@ -49,8 +49,17 @@ struct BenchDecodeFilesCommand: AsyncParsableCommand {
             return try await group.reduce(0, +)
         }
         let seconds = (ContinuousClock.now - start).milliseconds / 1000
-        print("{\"images\":\(decoded),\"kept\":\(kept.count),\"parallel\":\(parallel),\"seconds\":\(seconds.fixed(6)),"
-              + "\"imagesPerSecond\":\((Double(decoded) / seconds).fixed(2))}")
+        print(JSONOutput.line(Record(images: decoded, kept: kept.count, parallel: parallel, seconds: seconds.rounded(places: 6),
+                                     imagesPerSecond: (Double(decoded) / seconds).rounded(places: 2))))
+    }
+
+    /// What one run prints (one JSON line).
+    struct Record: Encodable {
+        var images: Int
+        var kept: Int
+        var parallel: Int
+        var seconds: Double
+        var imagesPerSecond: Double
     }
 }
 

@@ -47,7 +47,16 @@ struct BenchRenderCommand: AsyncParsableCommand {
             return try await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
         }
         let elapsed = (ContinuousClock.now - start).milliseconds / 1000
-        print("{\"images\":\(renders),\"parallel\":\(parallel),\"seconds\":\(elapsed.fixed(6)),"
-              + "\"imagesPerSecond\":\((Double(renders) / elapsed).fixed(2)),\"outputBytes\":\(bytes)}")
+        print(JSONOutput.line(Record(images: renders, parallel: parallel, seconds: elapsed.rounded(places: 6),
+                                     imagesPerSecond: (Double(renders) / elapsed).rounded(places: 2), outputBytes: bytes)))
+    }
+
+    /// What one run prints (one JSON line).
+    struct Record: Encodable {
+        var images: Int
+        var parallel: Int
+        var seconds: Double
+        var imagesPerSecond: Double
+        var outputBytes: Int
     }
 }

@@ -22,6 +22,13 @@ extension Double {
         let fraction = String(units % scale)
         return sign + String(units / scale) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction
     }
+
+    /// The value rounded to `places` decimals, for a JSON record's number (`JSONOutput`).
+    func rounded(places: Int) -> Double {
+        var scale = 1.0
+        for _ in 0..<max(places, 0) { scale *= 10 }
+        return (self * scale).rounded() / scale
+    }
 }
 
 extension String {
