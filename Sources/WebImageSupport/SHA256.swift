@@ -1,8 +1,13 @@
-/// SHA-256 (FIPS 180-4), for cache file names, pixel checksums and certificate pins.
+/// SHA-256 (FIPS 180-4), for cache file names, pixel checksums, certificate (SPKI) pins and the
+/// service's HMAC-SHA256 request signatures.
 ///
-/// Kept in the package so it needs no crypto package (and no BoringSSL build in CI). It hashes
-/// public data only (names, pixels, a server's public key), so it need not resist timing attacks;
-/// it lives in WebImageSupport so the HTTP stack can hash SPKI pins without depending on WebImage.
+/// The signatures hash a secret key, so what matters is that timing reveals nothing of the bytes:
+/// the compression function has no branch and no table lookup that depends on the data (the round
+/// constants are indexed by round number), so its time depends on the input's length only, and the
+/// signature itself is compared in constant time (`RequestSignature`). It is owned rather than taken
+/// from swift-crypto because that package would compile a second copy of BoringSSL (NIOSSL already
+/// builds one) for a few hundred lines: a library user builds it, and CI builds it on every run.
+/// It lives in WebImageSupport so the HTTP stack can hash SPKI pins without depending on WebImage.
 package struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
         (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
