@@ -31,6 +31,7 @@ if [ -z "$binary" ]; then
     binary="$(swift build -c release --scratch-path .build-static --show-bin-path)/webimage"
 fi
 [ -x "$binary" ] || fail "no binary at $binary"
+binary=$(realpath "$binary")
 if readelf -d "$binary" | grep -q 'NEEDED.*libswiftCore'; then fail "$binary links the Swift runtime dynamically: build it with --static-swift-stdlib"; fi
 say "binary: $binary ($((SECONDS - started)) s)"
 
@@ -127,8 +128,10 @@ say "runtime stage done ($((SECONDS - started)) s)"
 
 # No compiler, no Swift toolchain, no -dev package; every linked library found.
 [ ! -e "$root/opt/swift" ] || fail "/opt/swift exists in the runtime"
-dev=$(chroot "$root" dpkg-query -W -f='${Package}\n' | grep -E -- '-dev$|^gcc|^clang|^swift' || true)
+dev=$(chroot "$root" dpkg-query -W -f='${Package}\n' | grep -E -- '-dev$|^(gcc|g\+\+|cpp|clang|swift|swiftlang)(-[0-9.]+)?$' || true)
 [ -z "$dev" ] || fail "build packages in the runtime: $dev"
+compilers=$(chroot "$root" /bin/sh -c 'for tool in cc gcc c++ clang swift swiftc ld; do command -v "$tool"; done' || true)
+[ -z "$compilers" ] || fail "build tools in the runtime: $compilers"
 missing=$(chroot "$root" ldd /usr/local/bin/webimage | grep 'not found' || true)
 [ -z "$missing" ] || fail "libraries not in deploy/runtime-packages.txt: $missing"
 as_user() { chroot --userspec="$user:$user" "$root" "$@"; }
@@ -151,7 +154,7 @@ image.save(f"{out}/photo.webp", quality=90)
 profile = open("/usr/share/color/icc/compatibleWithAdobeRGB1998.icc", "rb").read()
 Image.new("RGB", (64, 48), (0, 200, 40)).save(f"{out}/adobe-rgb.jpg", quality=95, icc_profile=profile)
 PY
-avifenc -q 80 "$fixtures/photo.png" "$fixtures/photo.avif" > /dev/null
+avifenc "$fixtures/photo.png" "$fixtures/photo.avif" > /dev/null
 heif-enc -q 80 -o "$fixtures/photo.heic" "$fixtures/photo.png" > /dev/null
 cjxl -q 90 "$fixtures/photo.png" "$fixtures/photo.jxl" > /dev/null 2>&1
 chmod -R a+rX "$fixtures"

@@ -60,7 +60,7 @@ echo "$output" >&2
 grep -qx 'a.jpg jpeg 40x30' <<< "$output" || fail "a.jpg was not decoded as a 40x30 JPEG"
 grep -qx 'a.png png 40x30' <<< "$output" || fail "a.png was not decoded as a 40x30 PNG"
 # What was compiled: one <Module>.build directory (and one .swiftmodule) per module built.
-compiled=$(find "$work/Consumer/.build/debug" -maxdepth 2 \( -name '*.build' -o -name '*.swiftmodule' \) -printf '%f\n' | sed -E 's/\.(build|swiftmodule)$//' | sort -u)
+compiled=$(find "$work/Consumer/.build/debug/" -maxdepth 2 \( -name '*.build' -o -name '*.swiftmodule' \) -printf '%f\n' | sed -E 's/\.(build|swiftmodule)$//' | sort -u)
 grep -qx WebImage <<< "$compiled" || fail "the scan found no WebImage module: the build layout changed ($compiled)"
 service=$(grep -E '^(Hummingbird|ArgumentParser|Prometheus|Configuration|ServiceLifecycle|UnixSignals|WebImageServer|WebImageCLI)' <<< "$compiled" || true)
 [ -z "$service" ] || fail "a library user compiled the service's packages: $(echo $service)"
