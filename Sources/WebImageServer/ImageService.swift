@@ -22,6 +22,7 @@ final class ImageService: Sendable {
     private let cache: OutputCache
     private let avifEncoderAvailable: Bool
     private let signature: RequestSignature?
+    private let presets: ImagePresets
     /// Renders in progress by output key: identical requests wait for the same one.
     private let inFlight = Locked([String: Task<RenderedImage, any Error>]())
     /// How many renders are admitted (fetching, queued for a thread, or running).
@@ -35,7 +36,8 @@ final class ImageService: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         let sourceGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
-                                          allowedSources: configuration.allowedSources)
+                                          privateSourceHosts: configuration.privateSourceHosts,
+                                          allowedSourcePrefixes: configuration.allowedSourcePrefixes)
         self.sourceGuard = sourceGuard
         downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(
             maxConcurrentDownloads: max(1, min(configuration.concurrency, 64)),
@@ -53,7 +55,8 @@ final class ImageService: Sendable {
         avifEncoderAvailable = coders.canEncode(.avif)
         cache = OutputCache(directory: configuration.cacheDirectory.map { URL(fileURLWithPath: $0) },
                             memoryBytes: configuration.memoryCacheBytes)
-        signature = configuration.signingKey.map(RequestSignature.init(key:))
+        signature = configuration.signingKeys.isEmpty ? nil : RequestSignature(keys: configuration.signingKeys)
+        presets = try ImagePresets(configuration.presets)
     }
 
     /// Ends the downloader's connections and finishes the disk writes under way.
@@ -62,10 +65,10 @@ final class ImageService: Sendable {
         await cache.waitForPendingStores()
     }
 
-    /// Checks and parses a raw query.
+    /// Checks and parses a raw query: the signature covers the query as sent, presets and all.
     /// - Throws: ``ServiceError`` 400 or 403.
     func parameters(query: String) throws -> ImageParameters {
-        let parameters = try ImageParameters(query: query)
+        let parameters = try ImageParameters(query: query, presets: presets, presetsOnly: configuration.presetsOnly)
         if let signature { try signature.verify(query: query, signature: parameters.signature) }
         if let reason = sourceGuard.refusal(for: parameters.url) { throw ServiceError.sourceNotAllowed(reason) }
         return parameters

@@ -13,12 +13,20 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var port: Int
     /// Where output bytes are cached on disk; `nil` keeps them in memory only.
     public var cacheDirectory: String?
-    /// Hosts (`HOST` or `HOST:PORT`) exempt from the SSRF guard.
-    public var allowedSources: [String]
-    /// Lifts the SSRF guard for every host.
+    /// `--allowed-source`: URL prefixes a source must match (``SourceAllowList``); empty, any
+    /// public source may be fetched.
+    public var allowedSourcePrefixes: [String]
+    /// `--allow-private-source`: hosts (`HOST` or `HOST:PORT`) exempt from the private-address guard.
+    public var privateSourceHosts: [String]
+    /// Lifts the private-address guard for every host.
     public var allowPrivateSources: Bool
-    /// With a key, every request needs `sig`, the hex HMAC-SHA256 of its query without `sig`.
-    public var signingKey: String?
+    /// With keys, every request needs `sig`, the hex HMAC-SHA256 of its query without `sig`
+    /// under any one of them (several while a key is rotated).
+    public var signingKeys: [String]
+    /// `--preset NAME=QUERY`: named parameter sets a request applies with `preset=NAME[,NAME...]`.
+    public var presets: [String: String]
+    /// `--presets-only`: a request may carry only `url`, `preset`, `format` and `sig`.
+    public var presetsOnly: Bool
     /// The largest source body accepted, in bytes (413 beyond it).
     public var maxSourceBytes: Int64
     /// The most pixels a source may have (413 beyond it).
@@ -43,18 +51,39 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How long a source may stay silent before the request fails with 504 (a whole fetch gets
     /// four times this).
     public var sourceTimeout: Duration = .seconds(15)
+    /// The deprecated setting names the configuration was given under (`allow-source`), so the
+    /// summary shows a setting under the name its operator used.
+    var deprecatedNamesUsed: Set<String> = []
+
+    /// The former name of ``privateSourceHosts`` (`--allow-source`).
+    @available(*, deprecated, renamed: "privateSourceHosts")
+    public var allowedSources: [String] {
+        get { privateSourceHosts }
+        set { privateSourceHosts = newValue }
+    }
+
+    /// The only signing key, or the first of several; setting it replaces them all.
+    @available(*, deprecated, renamed: "signingKeys")
+    public var signingKey: String? {
+        get { signingKeys.first }
+        set { signingKeys = newValue.map { [$0] } ?? [] }
+    }
 
     /// A configuration with the documented defaults.
     public init(host: String = "127.0.0.1", port: Int = 8080, cacheDirectory: String? = nil,
-                allowedSources: [String] = [], allowPrivateSources: Bool = false, signingKey: String? = nil,
+                allowedSourcePrefixes: [String] = [], privateSourceHosts: [String] = [], allowPrivateSources: Bool = false,
+                signingKeys: [String] = [], presets: [String: String] = [:], presetsOnly: Bool = false,
                 maxSourceBytes: Int64 = 50 * 1024 * 1024, maxSourcePixels: Int = 100_000_000,
                 concurrency: Int = 64, cacheControlMaxAge: Int = 86_400, memoryBudgetBytes: Int = 1 << 30) {
         self.host = host
         self.port = port
         self.cacheDirectory = cacheDirectory
-        self.allowedSources = allowedSources
+        self.allowedSourcePrefixes = allowedSourcePrefixes
+        self.privateSourceHosts = privateSourceHosts
         self.allowPrivateSources = allowPrivateSources
-        self.signingKey = signingKey
+        self.signingKeys = signingKeys
+        self.presets = presets
+        self.presetsOnly = presetsOnly
         self.maxSourceBytes = maxSourceBytes
         self.maxSourcePixels = maxSourcePixels
         self.concurrency = concurrency
