@@ -67,6 +67,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("presets-only"), help: "Accept only url, preset, format and sig in requests.")
     var presetsOnly = false
 
+    @Option(name: .customLong("local-root"),
+            help: ArgumentHelp("Serve local:///PATH sources from inside this directory (default: refused).", valueName: "DIR"))
+    var localRoot: String?
+
     @Option(name: .customLong("max-source-bytes"), help: "Largest source body accepted, bytes (default 52428800); larger: 413.")
     var maxSourceBytes: Int?
 
@@ -96,6 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags.signingKeyFile = signingKeyFile
         flags.presets = preset
         flags.presetsOnly = presetsOnly ? true : nil
+        flags.localRoot = localRoot
         flags.maxSourceBytes = maxSourceBytes
         flags.maxSourcePixels = maxSourcePixels
         flags.concurrency = concurrency

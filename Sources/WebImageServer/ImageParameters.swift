@@ -22,7 +22,7 @@ public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
 
 /// The parsed, validated query of `GET /image`.
 public struct ImageParameters: Sendable, Hashable {
-    /// The source image (http or https).
+    /// The source image (http, https, or `local:///PATH` under `--local-root`).
     public var url: URL
     /// The target width, if any.
     public var width: Int?
@@ -76,10 +76,14 @@ public struct ImageParameters: Sendable, Hashable {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             throw ServiceError.badParameter("'url' is not an absolute URL")
         }
-        guard scheme == "http" || scheme == "https" else {
-            throw ServiceError.sourceNotAllowed("only http and https sources are served, not \(scheme)")
+        switch scheme {
+        case "http", "https":
+            guard url.host?.isEmpty == false else { throw ServiceError.badParameter("'url' has no host") }
+        case "local":
+            break  // The local root refuses what is not a path inside it (403), host and all.
+        default:
+            throw ServiceError.sourceNotAllowed("only http, https and local sources are served, not \(scheme)")
         }
-        guard url.host?.isEmpty == false else { throw ServiceError.badParameter("'url' has no host") }
         self.url = url
         let options = try Options(values)
         width = options.width

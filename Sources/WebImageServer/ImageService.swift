@@ -39,7 +39,7 @@ final class ImageService: Sendable {
                                           privateSourceHosts: configuration.privateSourceHosts,
                                           allowedSourcePrefixes: configuration.allowedSourcePrefixes)
         self.sourceGuard = sourceGuard
-        downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(
+        var downloads = ImageDownloaderConfiguration(
             maxConcurrentDownloads: max(1, min(configuration.concurrency, 64)),
             timeout: configuration.sourceTimeout,
             cookiesEnabled: false,
@@ -47,7 +47,9 @@ final class ImageService: Sendable {
             resourceTimeout: configuration.sourceTimeout * 4,
             redirectPolicy: { from, to in sourceGuard.allowsRedirect(from: from, to: to) },
             connectAddressPolicy: { host, port, address in sourceGuard.allowsConnection(host: host, port: port, address: address) }
-        ))
+        )
+        downloads.localRoot = configuration.localRoot
+        downloader = ImageDownloader(configuration: downloads)
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit)
@@ -70,6 +72,9 @@ final class ImageService: Sendable {
     func parameters(query: String) throws -> ImageParameters {
         let parameters = try ImageParameters(query: query, presets: presets, presetsOnly: configuration.presetsOnly)
         if let signature { try signature.verify(query: query, signature: parameters.signature) }
+        if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
+            throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
+        }
         if let reason = sourceGuard.refusal(for: parameters.url) { throw ServiceError.sourceNotAllowed(reason) }
         return parameters
     }
@@ -201,6 +206,10 @@ final class ImageService: Sendable {
             // Never asked for: the request carries no validators.
             metrics.sourceFetched(failed: true)
             throw WebImageError.httpStatus(304)
+        case .failure(.fileSystem(let reason)) where LocalRoot.isLocal(url):
+            // Missing, not a regular file, unreadable: as an origin's 404 (a path out of the root is `rejected`: 403).
+            metrics.sourceFetched(failed: true)
+            throw ServiceError(status: 404, code: "sourceNotFound", message: reason)
         case .failure(let error):
             metrics.sourceFetched(failed: true)
             throw error

@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var presets: [String: String]
     /// `--presets-only`: a request may carry only `url`, `preset`, `format` and `sig`.
     public var presetsOnly: Bool
+    /// `--local-root`: the directory `local:///PATH` sources are read from (never outside it);
+    /// `nil`: local sources are refused with 403.
+    public var localRoot: String?
     /// The largest source body accepted, in bytes (413 beyond it).
     public var maxSourceBytes: Int64
     /// The most pixels a source may have (413 beyond it).
@@ -72,7 +75,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// A configuration with the documented defaults.
     public init(host: String = "127.0.0.1", port: Int = 8080, cacheDirectory: String? = nil,
                 allowedSourcePrefixes: [String] = [], privateSourceHosts: [String] = [], allowPrivateSources: Bool = false,
-                signingKeys: [String] = [], presets: [String: String] = [:], presetsOnly: Bool = false,
+                signingKeys: [String] = [], presets: [String: String] = [:], presetsOnly: Bool = false, localRoot: String? = nil,
                 maxSourceBytes: Int64 = 50 * 1024 * 1024, maxSourcePixels: Int = 100_000_000,
                 concurrency: Int = 64, cacheControlMaxAge: Int = 86_400, memoryBudgetBytes: Int = 1 << 30) {
         self.host = host
@@ -84,6 +87,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.signingKeys = signingKeys
         self.presets = presets
         self.presetsOnly = presetsOnly
+        self.localRoot = localRoot
         self.maxSourceBytes = maxSourceBytes
         self.maxSourcePixels = maxSourcePixels
         self.concurrency = concurrency

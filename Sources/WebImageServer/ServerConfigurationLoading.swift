@@ -26,6 +26,8 @@ extension ServerConfiguration {
         /// `--preset NAME=QUERY`, repeated.
         public var presets: [String] = []
         public var presetsOnly: Bool?
+        /// `--local-root DIR`.
+        public var localRoot: String?
         public var maxSourceBytes: Int?
         public var maxSourcePixels: Int?
         public var concurrency: Int?
@@ -75,6 +77,7 @@ extension ServerConfiguration {
         put("allow-private-sources", flags.allowPrivateSources.map { .bool($0) })
         put("signing-key-file", flags.signingKeyFile.map { .string($0) })
         put("presets-only", flags.presetsOnly.map { .bool($0) })
+        put("local-root", flags.localRoot.map { .string($0) })
         put("max-source-bytes", flags.maxSourceBytes.map { .int($0) })
         put("max-source-pixels", flags.maxSourcePixels.map { .int($0) })
         put("concurrency", flags.concurrency.map { .int($0) })
@@ -139,6 +142,7 @@ extension ServerConfiguration {
             signingKeys: signingKeys,
             presets: presets,
             presetsOnly: reader.bool(forKey: "presets-only", default: false),
+            localRoot: reader.string(forKey: "local-root"),
             maxSourceBytes: Int64(reader.int(forKey: "max-source-bytes", default: Int(defaults.maxSourceBytes))),
             maxSourcePixels: reader.int(forKey: "max-source-pixels", default: defaults.maxSourcePixels),
             concurrency: reader.int(forKey: "concurrency", default: defaults.concurrency),
@@ -165,6 +169,12 @@ extension ServerConfiguration {
                             allowedSourcePrefixes: allowedSourcePrefixes)
         _ = try ImagePresets(presets)
         if presetsOnly, presets.isEmpty { throw ServiceError.badParameter("presets-only needs at least one preset") }
+        if let localRoot {
+            var isDirectory = false
+            guard FileManager.default.fileExists(atPath: localRoot, isDirectory: &isDirectory), isDirectory else {
+                throw ServiceError.badParameter("local-root \(localRoot) is not a directory")
+            }
+        }
     }
 
     /// The lines to print on stderr on start: a deprecated name used, an open proxy.
@@ -199,6 +209,7 @@ extension ServerConfiguration {
             "\(privateHostsName): \(privateSourceHosts.isEmpty ? "(none)" : privateSourceHosts.joined(separator: ", "))",
             "allow-private-sources: \(allowPrivateSources)",
             "signing-key: \(keys)",
+            "local-root: \(localRoot ?? "(none: local sources refused)")",
             "presets: \(presets.isEmpty ? "(none)" : presets.keys.sorted().joined(separator: ", "))\(presetsOnly ? " (presets only)" : "")",
             "max-source-bytes: \(maxSourceBytes)",
             "max-source-pixels: \(maxSourcePixels)",

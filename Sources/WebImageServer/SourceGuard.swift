@@ -77,12 +77,15 @@ public struct SourceGuard: Sendable {
         return entries.contains { $0.host == bare && ($0.port == nil || $0.port == port) }
     }
 
-    /// Checks a URL before it is fetched or followed: http or https only, on the allowed-source
-    /// list when there is one; an IP literal must be public unless listed. Host names are checked
+    /// Checks a URL before it is fetched or followed: http or https (or a local source, which
+    /// only the list restricts), on the allowed-source list when there is one; an IP literal must be public unless listed. Host names are checked
     /// when they are resolved (``allowsConnection(host:port:address:)``).
     /// - Returns: why it is refused, or `nil`.
     public func refusal(for url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        let scheme = url.scheme?.lowercased()
+        // A local source opens no connection: only the list applies (the root confines it).
+        if scheme == "local" { return allowList.refusal(for: url) }
+        guard let scheme, scheme == "http" || scheme == "https" else {
             return "only http and https sources are allowed"
         }
         if let reason = allowList.refusal(for: url) { return reason }
@@ -103,9 +106,11 @@ public struct SourceGuard: Sendable {
         allowsPrivate || isListed(host: host, port: port) || Self.isPublic(address)
     }
 
-    /// The redirect check (``DownloadRedirectPolicy``).
+    /// The redirect check (``DownloadRedirectPolicy``): a hop goes to http or https only (never
+    /// to a local file), on the list and through the private-address guard.
     public func allowsRedirect(from: URL, to: URL) -> Bool {
-        refusal(for: to) == nil
+        guard let scheme = to.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return refusal(for: to) == nil
     }
 
     /// Whether `address` is a public unicast address.
