@@ -71,6 +71,13 @@ struct ServeCommand: AsyncParsableCommand {
             help: ArgumentHelp("Serve local:///PATH sources from inside this directory (default: refused).", valueName: "DIR"))
     var localRoot: String?
 
+    @Option(name: .customLong("s3-endpoint"),
+            help: ArgumentHelp("S3-compatible store for s3://BUCKET/KEY sources, path-style (default: AWS's regional endpoint).", valueName: "URL"))
+    var s3Endpoint: String?
+
+    @Option(name: .customLong("s3-region"), help: "Region S3 reads are signed for (default AWS_REGION, else us-east-1).")
+    var s3Region: String?
+
     @Option(name: .customLong("max-source-bytes"), help: "Largest source body accepted, bytes (default 52428800); larger: 413.")
     var maxSourceBytes: Int?
 
@@ -101,6 +108,8 @@ struct ServeCommand: AsyncParsableCommand {
         flags.presets = preset
         flags.presetsOnly = presetsOnly ? true : nil
         flags.localRoot = localRoot
+        flags.s3Endpoint = s3Endpoint
+        flags.s3Region = s3Region
         flags.maxSourceBytes = maxSourceBytes
         flags.maxSourcePixels = maxSourcePixels
         flags.concurrency = concurrency

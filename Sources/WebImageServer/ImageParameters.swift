@@ -22,7 +22,7 @@ public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
 
 /// The parsed, validated query of `GET /image`.
 public struct ImageParameters: Sendable, Hashable {
-    /// The source image (http, https, or `local:///PATH` under `--local-root`).
+    /// The source image (http, https, `local:///PATH` under `--local-root`, or `s3://BUCKET/KEY`).
     public var url: URL
     /// The target width, if any.
     public var width: Int?
@@ -81,8 +81,10 @@ public struct ImageParameters: Sendable, Hashable {
             guard url.host?.isEmpty == false else { throw ServiceError.badParameter("'url' has no host") }
         case "local":
             break  // The local root refuses what is not a path inside it (403), host and all.
+        case "s3":
+            guard url.host?.isEmpty == false else { throw ServiceError.badParameter("an s3 'url' names its bucket: s3://BUCKET/KEY") }
         default:
-            throw ServiceError.sourceNotAllowed("only http, https and local sources are served, not \(scheme)")
+            throw ServiceError.sourceNotAllowed("only http, https, local and s3 sources are served, not \(scheme)")
         }
         self.url = url
         let options = try Options(values)

@@ -18,6 +18,9 @@ final class ImageService: Sendable {
     let sourceGuard: SourceGuard
     let metrics: ServiceMetrics
     private let downloader: ImageDownloader
+    /// S3 reads: to the configured endpoint only (exempt from the private-address guard for
+    /// these reads alone), no redirect followed.
+    private let s3: (source: S3Source, downloader: ImageDownloader)
     private let renderer: ImageRenderer
     private let cache: OutputCache
     private let avifEncoderAvailable: Bool
@@ -50,6 +53,15 @@ final class ImageService: Sendable {
         )
         downloads.localRoot = configuration.localRoot
         downloader = ImageDownloader(configuration: downloads)
+        let s3Source = S3Source(endpoint: configuration.s3Endpoint.flatMap(URL.init(string:)), region: configuration.s3Region,
+                                credentials: configuration.s3Credentials)
+        let endpointGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
+                                            privateSourceHosts: s3Source.endpointHost.map { [$0] } ?? [])
+        var s3Downloads = downloads
+        s3Downloads.localRoot = nil
+        s3Downloads.redirectPolicy = { _, _ in false }
+        s3Downloads.connectAddressPolicy = { host, port, address in endpointGuard.allowsConnection(host: host, port: port, address: address) }
+        s3 = (s3Source, ImageDownloader(configuration: s3Downloads))
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit)
@@ -64,6 +76,7 @@ final class ImageService: Sendable {
     /// Ends the downloader's connections and finishes the disk writes under way.
     func shutdown() async {
         try? await downloader.shutdown()
+        try? await s3.downloader.shutdown()
         await cache.waitForPendingStores()
     }
 
@@ -194,9 +207,12 @@ final class ImageService: Sendable {
     }
 
     private func fetch(_ url: URL) async throws -> (Data, ImageLoadResponse) {
+        let isS3 = url.scheme?.lowercased() == "s3"
+        // Signed when it is sent: a signature is valid for 15 minutes from its date.
+        let request = isS3 ? try s3.source.request(for: url) : ImageLoadRequest(url: url)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadOutcome, WebImageError>, Never>) in
-            _ = downloader.download(ImageLoadRequest(url: url), options: DownloadOptions(reportsProgress: false),
-                                    progress: nil) { continuation.resume(returning: $0) }
+            _ = (isS3 ? s3.downloader : downloader).download(request, options: DownloadOptions(reportsProgress: false),
+                                                            progress: nil) { continuation.resume(returning: $0) }
         }
         switch result {
         case .success(.data(let data, let response)):
@@ -210,6 +226,10 @@ final class ImageService: Sendable {
             // Missing, not a regular file, unreadable: as an origin's 404 (a path out of the root is `rejected`: 403).
             metrics.sourceFetched(failed: true)
             throw ServiceError(status: 404, code: "sourceNotFound", message: reason)
+        case .failure(.httpStatus(let status)) where isS3 && (status == 401 || status == 403):
+            metrics.sourceFetched(failed: true)
+            throw ServiceError(status: 502, code: "sourceFailed",
+                               message: "the S3 store refused the read (\(status): AccessDenied, or the credentials or region are wrong)")
         case .failure(let error):
             metrics.sourceFetched(failed: true)
             throw error

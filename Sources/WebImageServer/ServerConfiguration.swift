@@ -30,6 +30,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `--local-root`: the directory `local:///PATH` sources are read from (never outside it);
     /// `nil`: local sources are refused with 403.
     public var localRoot: String?
+    /// `--s3-endpoint`: an S3-compatible store addressed path-style (`http://minio:9000`); `nil`:
+    /// AWS's regional virtual-host endpoint.
+    public var s3Endpoint: String?
+    /// `--s3-region` (default `AWS_REGION`, else `us-east-1`): the region requests are signed for.
+    public var s3Region: String
+    /// From `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`; `nil`: S3 reads go unsigned.
+    public var s3Credentials: S3Credentials?
     /// The largest source body accepted, in bytes (413 beyond it).
     public var maxSourceBytes: Int64
     /// The most pixels a source may have (413 beyond it).
@@ -76,6 +83,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public init(host: String = "127.0.0.1", port: Int = 8080, cacheDirectory: String? = nil,
                 allowedSourcePrefixes: [String] = [], privateSourceHosts: [String] = [], allowPrivateSources: Bool = false,
                 signingKeys: [String] = [], presets: [String: String] = [:], presetsOnly: Bool = false, localRoot: String? = nil,
+                s3Endpoint: String? = nil, s3Region: String = "us-east-1", s3Credentials: S3Credentials? = nil,
                 maxSourceBytes: Int64 = 50 * 1024 * 1024, maxSourcePixels: Int = 100_000_000,
                 concurrency: Int = 64, cacheControlMaxAge: Int = 86_400, memoryBudgetBytes: Int = 1 << 30) {
         self.host = host
@@ -88,6 +96,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.presets = presets
         self.presetsOnly = presetsOnly
         self.localRoot = localRoot
+        self.s3Endpoint = s3Endpoint
+        self.s3Region = s3Region
+        self.s3Credentials = s3Credentials
         self.maxSourceBytes = maxSourceBytes
         self.maxSourcePixels = maxSourcePixels
         self.concurrency = concurrency

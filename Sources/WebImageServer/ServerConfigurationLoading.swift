@@ -28,6 +28,10 @@ extension ServerConfiguration {
         public var presetsOnly: Bool?
         /// `--local-root DIR`.
         public var localRoot: String?
+        /// `--s3-endpoint URL`.
+        public var s3Endpoint: String?
+        /// `--s3-region REGION`.
+        public var s3Region: String?
         public var maxSourceBytes: Int?
         public var maxSourcePixels: Int?
         public var concurrency: Int?
@@ -78,6 +82,8 @@ extension ServerConfiguration {
         put("signing-key-file", flags.signingKeyFile.map { .string($0) })
         put("presets-only", flags.presetsOnly.map { .bool($0) })
         put("local-root", flags.localRoot.map { .string($0) })
+        put("s3-endpoint", flags.s3Endpoint.map { .string($0) })
+        put("s3-region", flags.s3Region.map { .string($0) })
         put("max-source-bytes", flags.maxSourceBytes.map { .int($0) })
         put("max-source-pixels", flags.maxSourcePixels.map { .int($0) })
         put("concurrency", flags.concurrency.map { .int($0) })
@@ -143,6 +149,9 @@ extension ServerConfiguration {
             presets: presets,
             presetsOnly: reader.bool(forKey: "presets-only", default: false),
             localRoot: reader.string(forKey: "local-root"),
+            s3Endpoint: reader.string(forKey: "s3-endpoint"),
+            s3Region: reader.string(forKey: "s3-region") ?? environment["AWS_REGION"].flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1",
+            s3Credentials: S3Credentials.environment(environment),
             maxSourceBytes: Int64(reader.int(forKey: "max-source-bytes", default: Int(defaults.maxSourceBytes))),
             maxSourcePixels: reader.int(forKey: "max-source-pixels", default: defaults.maxSourcePixels),
             concurrency: reader.int(forKey: "concurrency", default: defaults.concurrency),
@@ -169,6 +178,15 @@ extension ServerConfiguration {
                             allowedSourcePrefixes: allowedSourcePrefixes)
         _ = try ImagePresets(presets)
         if presetsOnly, presets.isEmpty { throw ServiceError.badParameter("presets-only needs at least one preset") }
+        if let s3Endpoint {
+            guard let url = URL(string: s3Endpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                  url.host?.isEmpty == false, url.user == nil, url.query == nil else {
+                throw ServiceError.badParameter("s3-endpoint must be an http(s) URL: \(s3Endpoint)")
+            }
+        }
+        guard !s3Region.isEmpty, s3Region.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }) else {
+            throw ServiceError.badParameter("s3-region must be a region name like eu-west-1")
+        }
         if let localRoot {
             var isDirectory = false
             guard FileManager.default.fileExists(atPath: localRoot, isDirectory: &isDirectory), isDirectory else {
@@ -210,6 +228,9 @@ extension ServerConfiguration {
             "allow-private-sources: \(allowPrivateSources)",
             "signing-key: \(keys)",
             "local-root: \(localRoot ?? "(none: local sources refused)")",
+            "s3-endpoint: \(s3Endpoint ?? "(AWS: https://BUCKET.s3.\(s3Region).amazonaws.com)")",
+            "s3-region: \(s3Region)",
+            "s3-credentials: \(s3Credentials == nil ? "(none: unsigned reads)" : "(set)")",
             "presets: \(presets.isEmpty ? "(none)" : presets.keys.sorted().joined(separator: ", "))\(presetsOnly ? " (presets only)" : "")",
             "max-source-bytes: \(maxSourceBytes)",
             "max-source-pixels: \(maxSourcePixels)",

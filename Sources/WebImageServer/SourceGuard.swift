@@ -77,14 +77,15 @@ public struct SourceGuard: Sendable {
         return entries.contains { $0.host == bare && ($0.port == nil || $0.port == port) }
     }
 
-    /// Checks a URL before it is fetched or followed: http or https (or a local source, which
-    /// only the list restricts), on the allowed-source list when there is one; an IP literal must be public unless listed. Host names are checked
+    /// Checks a URL before it is fetched or followed: http or https (or a local or S3 source,
+    /// which only the list restricts), on the allowed-source list when there is one; an IP literal must be public unless listed. Host names are checked
     /// when they are resolved (``allowsConnection(host:port:address:)``).
     /// - Returns: why it is refused, or `nil`.
     public func refusal(for url: URL) -> String? {
         let scheme = url.scheme?.lowercased()
         // A local source opens no connection: only the list applies (the root confines it).
-        if scheme == "local" { return allowList.refusal(for: url) }
+        // An S3 read goes to the configured endpoint only, which the operator chose.
+        if scheme == "local" || scheme == "s3" { return allowList.refusal(for: url) }
         guard let scheme, scheme == "http" || scheme == "https" else {
             return "only http and https sources are allowed"
         }

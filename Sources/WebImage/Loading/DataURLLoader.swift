@@ -60,7 +60,7 @@ package struct DataURLLoader: ImageLoader {
 
     /// The bytes `string` percent-encodes (data URLs, `local:` paths).
     /// - Throws: ``WebImageError/corruptData(_:)`` for a `%` not followed by two hex digits.
-    static func percentDecodedBytes(_ string: String) throws -> Data {
+    package static func percentDecodedBytes(_ string: String) throws -> Data {
         var out = Data()
         let bytes = Array(string.utf8)
         var index = 0
