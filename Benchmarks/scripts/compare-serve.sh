@@ -113,7 +113,7 @@ start_serve() {
     serve_instance=$((serve_instance + 1))
     SERVE_PORT=$(free_port)
     # shellcheck disable=SC2086
-    "$WEBIMAGE_BIN" serve --host 127.0.0.1 --port "$SERVE_PORT" --allow-source "$ORIGIN" ${SERVE_ARGS:-} \
+    "$WEBIMAGE_BIN" serve --host 127.0.0.1 --port "$SERVE_PORT" --allow-private-source "$ORIGIN" ${SERVE_ARGS:-} \
         "$@" > "$WORK/serve-$serve_instance.log" 2>&1 &
     SERVE_PID=$!
     pids+=("$SERVE_PID")

@@ -59,6 +59,10 @@ struct ManagerArguments: ParsableArguments {
     @Option(help: "The memory cache limit in MiB (default: a fifth of physical memory, at most 1 GiB).")
     var memoryLimit: Int?
 
+    @Option(name: .customLong("local-root"),
+            help: ArgumentHelp("Load local:///PATH URLs from inside this directory (never outside it).", valueName: "DIR"))
+    var localRoot: String?
+
     @Option(help: "A file of URLs, one per line (blank lines and lines starting with # are skipped).")
     var urlsFile: String?
 
@@ -184,6 +188,7 @@ struct ManagerArguments: ParsableArguments {
         configuration.httpVersion = httpVersion.downloader
         configuration.serverTrust = try? serverTrust()
         configuration.clientCertificate = try? clientCertificate()
+        configuration.localRoot = localRoot
         let downloader = ImageDownloader(configuration: configuration)
         return ImageManager(cache: cache, loader: downloader)
     }

@@ -22,9 +22,10 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve remote images resized and re-encoded over HTTP (GET /image, /healthz, /metrics).",
         discussion: """
-        GET /image?url=URL&w=W&h=H&fit=contain|cover|fill&enlarge=1&format=auto|jpeg|png|webp|avif|gif&q=Q[&sig=HEX]
+        GET /image?url=URL&w=W&h=H&fit=contain|cover|fill&enlarge=1&format=auto|jpeg|png|webp|avif|gif&q=Q[&preset=NAME,...][&sig=HEX]
         Settings also come from WEBIMAGE_<FLAG> environment variables (WEBIMAGE_CACHE_DIR...) and the
-        JSON file named by WEBIMAGE_CONFIG_FILE ({"port": 8080, "allow-source": ["images.example"]}).
+        JSON file named by WEBIMAGE_CONFIG_FILE ({"port": 8080, "allowed-source": ["https://images.example/"],
+        "presets": {"thumb": "w=300&h=300&fit=cover"}}).
         """
     )
 
@@ -37,14 +38,45 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("cache-dir"), help: "Directory for the rendered-output disk cache (default: memory only).")
     var cacheDir: String?
 
-    @Option(name: .customLong("allow-source"), help: ArgumentHelp("Exempt HOST (on PORT) from the private-address guard; repeatable.", valueName: "HOST[:PORT]"))
+    @Option(name: .customLong("allowed-source"),
+            help: ArgumentHelp("Fetch only sources under PREFIX (https://*.cdn.example.com/); repeatable.", valueName: "PREFIX"))
+    var allowedSource: [String] = []
+
+    @Option(name: .customLong("allow-private-source"),
+            help: ArgumentHelp("Exempt HOST (on PORT) from the private-address guard; repeatable.", valueName: "HOST[:PORT]"))
+    var allowPrivateSource: [String] = []
+
+    @Option(name: .customLong("allow-source"), help: ArgumentHelp("Deprecated name of --allow-private-source.", valueName: "HOST[:PORT]"))
     var allowSource: [String] = []
 
     @Flag(name: .customLong("allow-private-sources"), help: "Allow sources on loopback, private and link-local addresses.")
     var allowPrivateSources = false
 
-    @Option(name: .customLong("signing-key"), help: "Require sig=hex HMAC-SHA256(KEY, query without sig).")
-    var signingKey: String?
+    @Option(name: .customLong("signing-key"),
+            help: "Require sig=hex HMAC-SHA256(KEY, query without sig); repeatable: a signature under any key verifies.")
+    var signingKey: [String] = []
+
+    @Option(name: .customLong("signing-key-file"),
+            help: ArgumentHelp("Signing keys one a line (# comments, blank lines ignored), kept out of the arguments.", valueName: "FILE"))
+    var signingKeyFile: String?
+
+    @Option(name: .customLong("preset"),
+            help: ArgumentHelp("A named set of parameters requests apply with preset=NAME[,NAME...]; repeatable.", valueName: "NAME=QUERY"))
+    var preset: [String] = []
+
+    @Flag(name: .customLong("presets-only"), help: "Accept only url, preset, format and sig in requests.")
+    var presetsOnly = false
+
+    @Option(name: .customLong("local-root"),
+            help: ArgumentHelp("Serve local:///PATH sources from inside this directory (default: refused).", valueName: "DIR"))
+    var localRoot: String?
+
+    @Option(name: .customLong("s3-endpoint"),
+            help: ArgumentHelp("S3-compatible store for s3://BUCKET/KEY sources, path-style (default: AWS's regional endpoint).", valueName: "URL"))
+    var s3Endpoint: String?
+
+    @Option(name: .customLong("s3-region"), help: "Region S3 reads are signed for (default AWS_REGION, else us-east-1).")
+    var s3Region: String?
 
     @Option(name: .customLong("max-source-bytes"), help: "Largest source body accepted, bytes (default 52428800); larger: 413.")
     var maxSourceBytes: Int?
@@ -67,9 +99,17 @@ struct ServeCommand: AsyncParsableCommand {
         flags.host = host
         flags.port = port
         flags.cacheDirectory = cacheDir
+        flags.allowedSourcePrefixes = allowedSource
+        flags.privateSourceHosts = allowPrivateSource
         flags.allowedSources = allowSource
         flags.allowPrivateSources = allowPrivateSources ? true : nil
-        flags.signingKey = signingKey
+        flags.signingKeys = signingKey
+        flags.signingKeyFile = signingKeyFile
+        flags.presets = preset
+        flags.presetsOnly = presetsOnly ? true : nil
+        flags.localRoot = localRoot
+        flags.s3Endpoint = s3Endpoint
+        flags.s3Region = s3Region
         flags.maxSourceBytes = maxSourceBytes
         flags.maxSourcePixels = maxSourcePixels
         flags.concurrency = concurrency
@@ -80,6 +120,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration = try await ServerConfiguration.resolve(flags)
         } catch let error as ServiceError {
             throw ValidationError(error.message)
+        }
+        for warning in configuration.startWarnings {
+            writeToStandardError("webimage serve: \(warning)\n")
         }
         print("webimage serve settings:\n" + configuration.summary)
         fflush(nil)

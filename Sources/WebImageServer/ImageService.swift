@@ -18,10 +18,14 @@ final class ImageService: Sendable {
     let sourceGuard: SourceGuard
     let metrics: ServiceMetrics
     private let downloader: ImageDownloader
+    /// S3 reads: to the configured endpoint only (exempt from the private-address guard for
+    /// these reads alone), no redirect followed.
+    private let s3: (source: S3Source, downloader: ImageDownloader)
     private let renderer: ImageRenderer
     private let cache: OutputCache
     private let avifEncoderAvailable: Bool
     private let signature: RequestSignature?
+    private let presets: ImagePresets
     /// Renders in progress by output key: identical requests wait for the same one.
     private let inFlight = Locked([String: Task<RenderedImage, any Error>]())
     /// How many renders are admitted (fetching, queued for a thread, or running).
@@ -35,9 +39,10 @@ final class ImageService: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         let sourceGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
-                                          allowedSources: configuration.allowedSources)
+                                          privateSourceHosts: configuration.privateSourceHosts,
+                                          allowedSourcePrefixes: configuration.allowedSourcePrefixes)
         self.sourceGuard = sourceGuard
-        downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(
+        var downloads = ImageDownloaderConfiguration(
             maxConcurrentDownloads: max(1, min(configuration.concurrency, 64)),
             timeout: configuration.sourceTimeout,
             cookiesEnabled: false,
@@ -45,7 +50,18 @@ final class ImageService: Sendable {
             resourceTimeout: configuration.sourceTimeout * 4,
             redirectPolicy: { from, to in sourceGuard.allowsRedirect(from: from, to: to) },
             connectAddressPolicy: { host, port, address in sourceGuard.allowsConnection(host: host, port: port, address: address) }
-        ))
+        )
+        downloads.localRoot = configuration.localRoot
+        downloader = ImageDownloader(configuration: downloads)
+        let s3Source = S3Source(endpoint: configuration.s3Endpoint.flatMap(URL.init(string:)), region: configuration.s3Region,
+                                credentials: configuration.s3Credentials)
+        let endpointGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
+                                            privateSourceHosts: s3Source.endpointHost.map { [$0] } ?? [])
+        var s3Downloads = downloads
+        s3Downloads.localRoot = nil
+        s3Downloads.redirectPolicy = { _, _ in false }
+        s3Downloads.connectAddressPolicy = { host, port, address in endpointGuard.allowsConnection(host: host, port: port, address: address) }
+        s3 = (s3Source, ImageDownloader(configuration: s3Downloads))
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit)
@@ -53,20 +69,25 @@ final class ImageService: Sendable {
         avifEncoderAvailable = coders.canEncode(.avif)
         cache = OutputCache(directory: configuration.cacheDirectory.map { URL(fileURLWithPath: $0) },
                             memoryBytes: configuration.memoryCacheBytes)
-        signature = configuration.signingKey.map(RequestSignature.init(key:))
+        signature = configuration.signingKeys.isEmpty ? nil : RequestSignature(keys: configuration.signingKeys)
+        presets = try ImagePresets(configuration.presets)
     }
 
     /// Ends the downloader's connections and finishes the disk writes under way.
     func shutdown() async {
         try? await downloader.shutdown()
+        try? await s3.downloader.shutdown()
         await cache.waitForPendingStores()
     }
 
-    /// Checks and parses a raw query.
+    /// Checks and parses a raw query: the signature covers the query as sent, presets and all.
     /// - Throws: ``ServiceError`` 400 or 403.
     func parameters(query: String) throws -> ImageParameters {
-        let parameters = try ImageParameters(query: query)
+        let parameters = try ImageParameters(query: query, presets: presets, presetsOnly: configuration.presetsOnly)
         if let signature { try signature.verify(query: query, signature: parameters.signature) }
+        if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
+            throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
+        }
         if let reason = sourceGuard.refusal(for: parameters.url) { throw ServiceError.sourceNotAllowed(reason) }
         return parameters
     }
@@ -186,9 +207,12 @@ final class ImageService: Sendable {
     }
 
     private func fetch(_ url: URL) async throws -> (Data, ImageLoadResponse) {
+        let isS3 = url.scheme?.lowercased() == "s3"
+        // Signed when it is sent: a signature is valid for 15 minutes from its date.
+        let request = isS3 ? try s3.source.request(for: url) : ImageLoadRequest(url: url)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadOutcome, WebImageError>, Never>) in
-            _ = downloader.download(ImageLoadRequest(url: url), options: DownloadOptions(reportsProgress: false),
-                                    progress: nil) { continuation.resume(returning: $0) }
+            _ = (isS3 ? s3.downloader : downloader).download(request, options: DownloadOptions(reportsProgress: false),
+                                                            progress: nil) { continuation.resume(returning: $0) }
         }
         switch result {
         case .success(.data(let data, let response)):
@@ -198,6 +222,14 @@ final class ImageService: Sendable {
             // Never asked for: the request carries no validators.
             metrics.sourceFetched(failed: true)
             throw WebImageError.httpStatus(304)
+        case .failure(.fileSystem(let reason)) where LocalRoot.isLocal(url):
+            // Missing, not a regular file, unreadable: as an origin's 404 (a path out of the root is `rejected`: 403).
+            metrics.sourceFetched(failed: true)
+            throw ServiceError(status: 404, code: "sourceNotFound", message: reason)
+        case .failure(.httpStatus(let status)) where isS3 && (status == 401 || status == 403):
+            metrics.sourceFetched(failed: true)
+            throw ServiceError(status: 502, code: "sourceFailed",
+                               message: "the S3 store refused the read (\(status): AccessDenied, or the credentials or region are wrong)")
         case .failure(let error):
             metrics.sourceFetched(failed: true)
             throw error

@@ -6,12 +6,22 @@ import Foundation
 import WebImage
 
 /// `sig`: the hex HMAC-SHA256 of the query string without `sig`, parameters in the order sent.
+///
+/// Several keys may be valid at once (`--signing-key` repeated, or `--signing-key-file`): a
+/// signature made with any of them verifies, so a key is rotated by adding the new one, moving
+/// the signers over, then removing the old one.
 public struct RequestSignature: Sendable {
-    private let key: [UInt8]
+    private let keys: [[UInt8]]
 
     /// A verifier for `key` (its UTF-8 bytes are the HMAC key).
     public init(key: String) {
-        self.key = Array(key.utf8)
+        self.init(keys: [key])
+    }
+
+    /// A verifier accepting a signature made with any of `keys`; ``sign(_:)`` uses the first.
+    public init(keys: [String]) {
+        precondition(!keys.isEmpty, "a signature needs a key")
+        self.keys = keys.map { Array($0.utf8) }
     }
 
     /// The raw query with every `sig` parameter taken out, the rest in order and as sent.
@@ -24,23 +34,37 @@ public struct RequestSignature: Sendable {
             .joined(separator: "&")
     }
 
-    /// The signature of `message`, lowercase hex.
+    /// The signature of `message` under the first key, lowercase hex.
     public func sign(_ message: String) -> String {
-        Self.hex(HMACSHA256.authenticationCode(for: Array(message.utf8), key: key))
+        Self.sign(message, key: keys[0])
+    }
+
+    private static func sign(_ message: String, key: [UInt8]) -> String {
+        hex(HMACSHA256.authenticationCode(for: Array(message.utf8), key: key))
     }
 
     /// Checks `query`'s `sig` against the rest of it.
     /// - Throws: ``ServiceError/badSignature(_:)`` when it is missing or wrong.
     public func verify(query: String, signature: String?) throws {
         guard let signature, !signature.isEmpty else { throw ServiceError.badSignature("'sig' is required") }
-        let expected = sign(Self.signedPart(of: query))
-        // Compared in constant time: how long a wrong guess took says nothing about the right one.
-        let given = Array(signature.lowercased().utf8), wanted = Array(expected.utf8)
+        let message = Self.signedPart(of: query)
+        let given = Array(signature.lowercased().utf8)
+        // Every key is tried, not only until one matches: how long a check took says nothing
+        // about which key, if any, matched.
+        var matched = false
+        for key in keys {
+            matched = Self.equalInConstantTime(given, Array(Self.sign(message, key: key).utf8)) || matched
+        }
+        guard matched else { throw ServiceError.badSignature("'sig' does not match the query") }
+    }
+
+    /// Compared in constant time: how long a wrong guess took says nothing about the right one.
+    private static func equalInConstantTime(_ given: [UInt8], _ wanted: [UInt8]) -> Bool {
         var difference = given.count ^ wanted.count
         for index in 0..<wanted.count {
             difference |= Int((index < given.count ? given[index] : 0) ^ wanted[index])
         }
-        guard difference == 0 else { throw ServiceError.badSignature("'sig' does not match the query") }
+        return difference == 0
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

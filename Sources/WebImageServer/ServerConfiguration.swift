@@ -13,12 +13,30 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var port: Int
     /// Where output bytes are cached on disk; `nil` keeps them in memory only.
     public var cacheDirectory: String?
-    /// Hosts (`HOST` or `HOST:PORT`) exempt from the SSRF guard.
-    public var allowedSources: [String]
-    /// Lifts the SSRF guard for every host.
+    /// `--allowed-source`: URL prefixes a source must match (``SourceAllowList``); empty, any
+    /// public source may be fetched.
+    public var allowedSourcePrefixes: [String]
+    /// `--allow-private-source`: hosts (`HOST` or `HOST:PORT`) exempt from the private-address guard.
+    public var privateSourceHosts: [String]
+    /// Lifts the private-address guard for every host.
     public var allowPrivateSources: Bool
-    /// With a key, every request needs `sig`, the hex HMAC-SHA256 of its query without `sig`.
-    public var signingKey: String?
+    /// With keys, every request needs `sig`, the hex HMAC-SHA256 of its query without `sig`
+    /// under any one of them (several while a key is rotated).
+    public var signingKeys: [String]
+    /// `--preset NAME=QUERY`: named parameter sets a request applies with `preset=NAME[,NAME...]`.
+    public var presets: [String: String]
+    /// `--presets-only`: a request may carry only `url`, `preset`, `format` and `sig`.
+    public var presetsOnly: Bool
+    /// `--local-root`: the directory `local:///PATH` sources are read from (never outside it);
+    /// `nil`: local sources are refused with 403.
+    public var localRoot: String?
+    /// `--s3-endpoint`: an S3-compatible store addressed path-style (`http://minio:9000`); `nil`:
+    /// AWS's regional virtual-host endpoint.
+    public var s3Endpoint: String?
+    /// `--s3-region` (default `AWS_REGION`, else `us-east-1`): the region requests are signed for.
+    public var s3Region: String
+    /// From `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`; `nil`: S3 reads go unsigned.
+    public var s3Credentials: S3Credentials?
     /// The largest source body accepted, in bytes (413 beyond it).
     public var maxSourceBytes: Int64
     /// The most pixels a source may have (413 beyond it).
@@ -43,18 +61,44 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How long a source may stay silent before the request fails with 504 (a whole fetch gets
     /// four times this).
     public var sourceTimeout: Duration = .seconds(15)
+    /// The deprecated setting names the configuration was given under (`allow-source`), so the
+    /// summary shows a setting under the name its operator used.
+    var deprecatedNamesUsed: Set<String> = []
+
+    /// The former name of ``privateSourceHosts`` (`--allow-source`).
+    @available(*, deprecated, renamed: "privateSourceHosts")
+    public var allowedSources: [String] {
+        get { privateSourceHosts }
+        set { privateSourceHosts = newValue }
+    }
+
+    /// The only signing key, or the first of several; setting it replaces them all.
+    @available(*, deprecated, renamed: "signingKeys")
+    public var signingKey: String? {
+        get { signingKeys.first }
+        set { signingKeys = newValue.map { [$0] } ?? [] }
+    }
 
     /// A configuration with the documented defaults.
     public init(host: String = "127.0.0.1", port: Int = 8080, cacheDirectory: String? = nil,
-                allowedSources: [String] = [], allowPrivateSources: Bool = false, signingKey: String? = nil,
+                allowedSourcePrefixes: [String] = [], privateSourceHosts: [String] = [], allowPrivateSources: Bool = false,
+                signingKeys: [String] = [], presets: [String: String] = [:], presetsOnly: Bool = false, localRoot: String? = nil,
+                s3Endpoint: String? = nil, s3Region: String = "us-east-1", s3Credentials: S3Credentials? = nil,
                 maxSourceBytes: Int64 = 50 * 1024 * 1024, maxSourcePixels: Int = 100_000_000,
                 concurrency: Int = 64, cacheControlMaxAge: Int = 86_400, memoryBudgetBytes: Int = 1 << 30) {
         self.host = host
         self.port = port
         self.cacheDirectory = cacheDirectory
-        self.allowedSources = allowedSources
+        self.allowedSourcePrefixes = allowedSourcePrefixes
+        self.privateSourceHosts = privateSourceHosts
         self.allowPrivateSources = allowPrivateSources
-        self.signingKey = signingKey
+        self.signingKeys = signingKeys
+        self.presets = presets
+        self.presetsOnly = presetsOnly
+        self.localRoot = localRoot
+        self.s3Endpoint = s3Endpoint
+        self.s3Region = s3Region
+        self.s3Credentials = s3Credentials
         self.maxSourceBytes = maxSourceBytes
         self.maxSourcePixels = maxSourcePixels
         self.concurrency = concurrency

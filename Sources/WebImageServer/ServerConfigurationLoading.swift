@@ -13,9 +13,26 @@ extension ServerConfiguration {
         public var host: String?
         public var port: Int?
         public var cacheDirectory: String?
+        /// `--allowed-source PREFIX`, repeated.
+        public var allowedSourcePrefixes: [String] = []
+        /// `--allow-private-source HOST[:PORT]`, repeated.
+        public var privateSourceHosts: [String] = []
+        /// `--allow-source HOST[:PORT]`, the deprecated name of `--allow-private-source`.
         public var allowedSources: [String] = []
         public var allowPrivateSources: Bool?
-        public var signingKey: String?
+        /// `--signing-key`, repeated.
+        public var signingKeys: [String] = []
+        /// `--signing-key-file FILE`.
+        public var signingKeyFile: String?
+        /// `--preset NAME=QUERY`, repeated.
+        public var presets: [String] = []
+        public var presetsOnly: Bool?
+        /// `--local-root DIR`.
+        public var localRoot: String?
+        /// `--s3-endpoint URL`.
+        public var s3Endpoint: String?
+        /// `--s3-region REGION`.
+        public var s3Region: String?
         public var maxSourceBytes: Int?
         public var maxSourcePixels: Int?
         public var concurrency: Int?
@@ -25,6 +42,13 @@ extension ServerConfiguration {
 
         /// No flags.
         public init() {}
+
+        /// The only `--signing-key`, or the first; setting it replaces them all.
+        @available(*, deprecated, renamed: "signingKeys")
+        public var signingKey: String? {
+            get { signingKeys.first }
+            set { signingKeys = newValue.map { [$0] } ?? [] }
+        }
     }
 
     /// The environment variable naming a JSON config file.
@@ -34,32 +58,67 @@ extension ServerConfiguration {
     /// flag's name in capitals, `-` as `_`: `WEBIMAGE_CACHE_DIR`; lists comma-separated), the JSON
     /// file named by `WEBIMAGE_CONFIG_FILE` (keys as the flags are named: `{"cache-dir": "/var/cache/webimage"}`),
     /// and the defaults (the memory budget's from the control group's limit: ``defaultMemoryBudgetMiB(memory:)``).
-    /// - Throws: ``ServiceError`` for a value out of range, or the file's parse error.
+    ///
+    /// Two settings differ from that scheme. `WEBIMAGE_SIGNING_KEY` is one key, never split at
+    /// commas (a key may hold any character: split, one key would become two shorter ones); the
+    /// config file's `signing-key` may be a string or a list. Presets merge by name, a flag's
+    /// over the environment's (`WEBIMAGE_PRESET=thumb=w=300&h=300,small=w=64`) over the file's
+    /// (`"presets": {"thumb": "w=300&h=300"}`). The deprecated names `--allow-source`,
+    /// `WEBIMAGE_ALLOW_SOURCE` and `allow-source` still work, each layer's new name over its old
+    /// one; ``startWarnings`` names those used.
+    /// - Throws: ``ServiceError`` for a value out of range or a file that cannot be read, or the
+    ///   config file's parse error.
     public static func resolve(_ flags: Flags, environment: [String: String] = ProcessInfo.processInfo.environment,
                                memory: CgroupMemory = .current) async throws -> ServerConfiguration {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         func put(_ key: String, _ content: ConfigContent?, secret: Bool = false) {
             if let content { values[AbsoluteConfigKey([key])] = ConfigValue(content, isSecret: secret) }
         }
+        let privateHostFlags = flags.privateSourceHosts + flags.allowedSources
         put("host", flags.host.map { .string($0) })
         put("port", flags.port.map { .int($0) })
         put("cache-dir", flags.cacheDirectory.map { .string($0) })
-        put("allow-source", flags.allowedSources.isEmpty ? nil : .stringArray(flags.allowedSources))
+        put("allowed-source", flags.allowedSourcePrefixes.isEmpty ? nil : .stringArray(flags.allowedSourcePrefixes))
+        put("allow-private-source", privateHostFlags.isEmpty ? nil : .stringArray(privateHostFlags))
         put("allow-private-sources", flags.allowPrivateSources.map { .bool($0) })
-        put("signing-key", flags.signingKey.map { .string($0) }, secret: true)
+        put("signing-key-file", flags.signingKeyFile.map { .string($0) })
+        put("presets-only", flags.presetsOnly.map { .bool($0) })
+        put("local-root", flags.localRoot.map { .string($0) })
+        put("s3-endpoint", flags.s3Endpoint.map { .string($0) })
+        put("s3-region", flags.s3Region.map { .string($0) })
         put("max-source-bytes", flags.maxSourceBytes.map { .int($0) })
         put("max-source-pixels", flags.maxSourcePixels.map { .int($0) })
         put("concurrency", flags.concurrency.map { .int($0) })
         put("cache-control-max-age", flags.cacheControlMaxAge.map { .int($0) })
         put("memory-budget-mib", flags.memoryBudgetMiB.map { .int($0) })
 
+        // Each layer answers for a renamed setting under its new name, then under its old one.
+        let renamed = ["allow-private-source": "allow-source"]
+        func withOldNames<Provider: ConfigProvider>(_ provider: Provider) -> KeyMappingProvider<Provider> {
+            provider.mapKeys { key in
+                guard key.components.count == 1, let old = renamed[key.components[0]] else { return key }
+                return AbsoluteConfigKey([old])
+            }
+        }
+        let environmentProvider = EnvironmentVariablesProvider(environmentVariables: environment,
+                                                               secretsSpecifier: .specific(["WEBIMAGE_SIGNING_KEY"]))
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: values),
-            EnvironmentVariablesProvider(environmentVariables: environment,
-                                         secretsSpecifier: .specific(["WEBIMAGE_SIGNING_KEY"])).prefixKeys(with: "webimage"),
+            environmentProvider.prefixKeys(with: "webimage"),
+            withOldNames(environmentProvider.prefixKeys(with: "webimage")),
         ]
+        var deprecatedNamesUsed: Set<String> = []
+        if !flags.allowedSources.isEmpty { deprecatedNamesUsed.insert("--allow-source") }
+        if environment["WEBIMAGE_ALLOW_SOURCE"] != nil { deprecatedNamesUsed.insert("WEBIMAGE_ALLOW_SOURCE") }
+        var filePresets: [String: String] = [:]
         if let file = environment[configFileVariable], !file.isEmpty {
-            providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
+            let fileProvider = try await FileProvider<JSONSnapshot>(filePath: FilePath(file))
+            providers.append(fileProvider)
+            providers.append(withOldNames(fileProvider))
+            if ConfigReader(provider: fileProvider).stringArray(forKey: "allow-source") != nil {
+                deprecatedNamesUsed.insert("allow-source")
+            }
+            filePresets = try ConfigFilePresets.read(from: file)
         }
         let reader = ConfigReader(providers: providers)
         let defaults = ServerConfiguration()
@@ -67,18 +126,40 @@ extension ServerConfiguration {
         guard (minimumMemoryBudgetMiB...maximumMemoryBudgetMiB).contains(budgetMiB) else {
             throw ServiceError.badParameter("memory-budget-mib must be in \(minimumMemoryBudgetMiB)...\(maximumMemoryBudgetMiB)")
         }
-        let configuration = ServerConfiguration(
+        // The flags' keys, else one string (the environment's or the file's), else the file's list:
+        // the flags are not asked through the reader, where a list would not read as a string
+        // and the environment's key would win over them.
+        var signingKeys = flags.signingKeys.isEmpty
+            ? reader.string(forKey: "signing-key", isSecret: true).map { [$0] } ?? reader.stringArray(forKey: "signing-key", isSecret: true, default: [])
+            : flags.signingKeys
+        if let keyFile = reader.string(forKey: "signing-key-file") { signingKeys += try SigningKeyFile.keys(in: keyFile) }
+        // By name: the flags' over the environment's over the file's.
+        var presets = filePresets
+        let environmentReader = ConfigReader(provider: environmentProvider.prefixKeys(with: "webimage"))
+        for definition in environmentReader.stringArray(forKey: "preset", default: []) + flags.presets {
+            let (name, query) = try ImagePresets.definition(definition)
+            presets[name] = query
+        }
+        var configuration = ServerConfiguration(
             host: reader.string(forKey: "host", default: defaults.host),
             port: reader.int(forKey: "port", default: defaults.port),
             cacheDirectory: reader.string(forKey: "cache-dir"),
-            allowedSources: reader.stringArray(forKey: "allow-source", default: []),
+            allowedSourcePrefixes: reader.stringArray(forKey: "allowed-source", default: []),
+            privateSourceHosts: reader.stringArray(forKey: "allow-private-source", default: []),
             allowPrivateSources: reader.bool(forKey: "allow-private-sources", default: false),
-            signingKey: reader.string(forKey: "signing-key", isSecret: true),
+            signingKeys: signingKeys,
+            presets: presets,
+            presetsOnly: reader.bool(forKey: "presets-only", default: false),
+            localRoot: reader.string(forKey: "local-root"),
+            s3Endpoint: reader.string(forKey: "s3-endpoint"),
+            s3Region: reader.string(forKey: "s3-region") ?? environment["AWS_REGION"].flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1",
+            s3Credentials: S3Credentials.environment(environment),
             maxSourceBytes: Int64(reader.int(forKey: "max-source-bytes", default: Int(defaults.maxSourceBytes))),
             maxSourcePixels: reader.int(forKey: "max-source-pixels", default: defaults.maxSourcePixels),
             concurrency: reader.int(forKey: "concurrency", default: defaults.concurrency),
             cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
             memoryBudgetBytes: budgetMiB << 20)
+        configuration.deprecatedNamesUsed = deprecatedNamesUsed
         try configuration.validate()
         return configuration
     }
@@ -104,19 +185,65 @@ extension ServerConfiguration {
             throw ServiceError.badParameter("memory-budget-mib must be at least \(ServerConfiguration.minimumMemoryBudgetMiB)")
         }
         guard cacheControlMaxAge >= 0 else { throw ServiceError.badParameter("cache-control-max-age must be at least 0") }
-        if let signingKey, signingKey.isEmpty { throw ServiceError.badParameter("signing-key must not be empty") }
-        _ = try SourceGuard(allowPrivateSources: allowPrivateSources, allowedSources: allowedSources)
+        if signingKeys.contains(where: \.isEmpty) { throw ServiceError.badParameter("signing-key must not be empty") }
+        _ = try SourceGuard(allowPrivateSources: allowPrivateSources, privateSourceHosts: privateSourceHosts,
+                            allowedSourcePrefixes: allowedSourcePrefixes)
+        _ = try ImagePresets(presets)
+        if presetsOnly, presets.isEmpty { throw ServiceError.badParameter("presets-only needs at least one preset") }
+        if let s3Endpoint {
+            guard let url = URL(string: s3Endpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                  url.host?.isEmpty == false, url.user == nil, url.query == nil else {
+                throw ServiceError.badParameter("s3-endpoint must be an http(s) URL: \(s3Endpoint)")
+            }
+        }
+        guard !s3Region.isEmpty, s3Region.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }) else {
+            throw ServiceError.badParameter("s3-region must be a region name like eu-west-1")
+        }
+        if let localRoot {
+            var isDirectory = false
+            guard FileManager.default.fileExists(atPath: localRoot, isDirectory: &isDirectory), isDirectory else {
+                throw ServiceError.badParameter("local-root \(localRoot) is not a directory")
+            }
+        }
     }
 
-    /// The settings as printed on start, one `name: value` a line; the signing key is not shown.
+    /// The lines to print on stderr on start: a deprecated name used, an open proxy.
+    public var startWarnings: [String] {
+        let renames = [("--allow-source", "--allow-private-source"), ("WEBIMAGE_ALLOW_SOURCE", "WEBIMAGE_ALLOW_PRIVATE_SOURCE"),
+                       ("allow-source", "allow-private-source")]
+        var warnings = renames.filter { deprecatedNamesUsed.contains($0.0) }.map { old, new in
+            old.hasPrefix("-") || old.hasPrefix("WEBIMAGE_") ? "\(old) is deprecated; use \(new)"
+                : "config key \(old) is deprecated; use \(new)"
+        }
+        if allowedSourcePrefixes.isEmpty, signingKeys.isEmpty {
+            warnings.append("this instance fetches any public URL for anyone who asks (an open proxy); "
+                + "restrict it with --allowed-source PREFIX or --signing-key KEY")
+        }
+        return warnings
+    }
+
+    /// The settings as printed on start, one `name: value` a line; the signing keys are not shown.
+    /// A renamed setting is shown under the name it was given (`allow-source` for `--allow-source`).
     public var summary: String {
-        [
+        let privateHostsName = deprecatedNamesUsed.isEmpty ? "allow-private-source" : "allow-source"
+        let keys = switch signingKeys.count {
+        case 0: "(none: unsigned requests accepted)"
+        case 1: "(set)"
+        default: "(\(signingKeys.count) keys set)"
+        }
+        return [
             "host: \(host)",
             "port: \(port)",
             "cache-dir: \(cacheDirectory ?? "(none: memory only)")",
-            "allow-source: \(allowedSources.isEmpty ? "(none)" : allowedSources.joined(separator: ", "))",
+            "allowed-source: \(allowedSourcePrefixes.isEmpty ? "(none: any public source)" : allowedSourcePrefixes.joined(separator: ", "))",
+            "\(privateHostsName): \(privateSourceHosts.isEmpty ? "(none)" : privateSourceHosts.joined(separator: ", "))",
             "allow-private-sources: \(allowPrivateSources)",
-            "signing-key: \(signingKey == nil ? "(none: unsigned requests accepted)" : "(set)")",
+            "signing-key: \(keys)",
+            "local-root: \(localRoot ?? "(none: local sources refused)")",
+            "s3-endpoint: \(s3Endpoint ?? "(AWS: https://BUCKET.s3.\(s3Region).amazonaws.com)")",
+            "s3-region: \(s3Region)",
+            "s3-credentials: \(s3Credentials == nil ? "(none: unsigned reads)" : "(set)")",
+            "presets: \(presets.isEmpty ? "(none)" : presets.keys.sorted().joined(separator: ", "))\(presetsOnly ? " (presets only)" : "")",
             "max-source-bytes: \(maxSourceBytes)",
             "max-source-pixels: \(maxSourcePixels)",
             "concurrency: \(concurrency)",

@@ -6,20 +6,21 @@ import Foundation
 import NIOCore
 import WebImage
 
-/// The SSRF guard: which sources the service may connect to.
+/// The SSRF guard and the allowed-source list: which sources the service may fetch and connect to.
 ///
-/// By default only public addresses: loopback, private (RFC 1918), carrier-grade NAT,
+/// With an ``SourceAllowList`` (`--allowed-source`), a source or redirect hop on none of its
+/// prefixes is refused before anything else. Then, by default, only public addresses: loopback, private (RFC 1918), carrier-grade NAT,
 /// link-local, unique-local, unspecified, multicast and reserved addresses are refused, in IPv4
 /// and IPv6, IPv4-mapped, -compatible, NAT64 and 6to4 IPv6 addresses by the IPv4 address inside.
-/// `--allow-private-sources` lifts it for every host, an `--allow-source HOST[:PORT]` entry for
-/// that host (on that port).
+/// `--allow-private-sources` lifts it for every host, an `--allow-private-source HOST[:PORT]`
+/// entry (formerly `--allow-source`) for that host (on that port); neither lifts the allowed-source list.
 ///
 /// It is applied three times: to the first URL before anything is fetched (scheme and IP
 /// literals), to every redirect hop (the downloader's redirect policy), and to every address a
 /// connection is opened to, after name resolution (the downloader's connect-address policy),
 /// so that the address checked is the address connected to.
 public struct SourceGuard: Sendable {
-    /// One `--allow-source` entry.
+    /// One `--allow-private-source` entry.
     struct Entry: Hashable, Sendable {
         var host: String
         var port: Int?
@@ -27,12 +28,24 @@ public struct SourceGuard: Sendable {
 
     private let allowsPrivate: Bool
     private let entries: [Entry]
+    /// The `--allowed-source` prefixes.
+    public let allowList: SourceAllowList
 
     /// A guard with the service's settings.
-    /// - Throws: ``ServiceError`` for an entry that is not `HOST` or `HOST:PORT`.
-    public init(allowPrivateSources: Bool, allowedSources: [String]) throws {
+    /// - Parameters:
+    ///   - privateSourceHosts: `--allow-private-source` entries, `HOST` or `HOST:PORT`.
+    ///   - allowedSourcePrefixes: `--allowed-source` prefixes (see ``SourceAllowList``).
+    /// - Throws: ``ServiceError`` for a malformed entry or prefix.
+    public init(allowPrivateSources: Bool, privateSourceHosts: [String], allowedSourcePrefixes: [String] = []) throws {
         allowsPrivate = allowPrivateSources
-        entries = try allowedSources.map(Self.parse)
+        entries = try privateSourceHosts.map(Self.parse)
+        allowList = try SourceAllowList(allowedSourcePrefixes)
+    }
+
+    /// A guard without an allowed-source list.
+    @available(*, deprecated, renamed: "init(allowPrivateSources:privateSourceHosts:allowedSourcePrefixes:)")
+    public init(allowPrivateSources: Bool, allowedSources: [String]) throws {
+        try self.init(allowPrivateSources: allowPrivateSources, privateSourceHosts: allowedSources)
     }
 
     static func parse(_ text: String) throws -> Entry {
@@ -43,18 +56,18 @@ public struct SourceGuard: Sendable {
             let rest = lower[lower.index(after: close)...]
             if rest.isEmpty { return Entry(host: host, port: nil) }
             guard rest.first == ":", let port = Int(rest.dropFirst()), (1...65535).contains(port) else {
-                throw ServiceError.badParameter("bad --allow-source '\(text)'")
+                throw ServiceError.badParameter("bad --allow-private-source '\(text)'")
             }
             return Entry(host: host, port: port)
         }
         let colons = lower.filter { $0 == ":" }.count
         if colons == 1, let colon = lower.firstIndex(of: ":") {
             guard let port = Int(lower[lower.index(after: colon)...]), (1...65535).contains(port), colon != lower.startIndex else {
-                throw ServiceError.badParameter("bad --allow-source '\(text)'")
+                throw ServiceError.badParameter("bad --allow-private-source '\(text)'")
             }
             return Entry(host: String(lower[..<colon]), port: port)
         }
-        guard !lower.isEmpty else { throw ServiceError.badParameter("empty --allow-source") }
+        guard !lower.isEmpty else { throw ServiceError.badParameter("empty --allow-private-source") }
         return Entry(host: lower, port: nil)
     }
 
@@ -64,13 +77,19 @@ public struct SourceGuard: Sendable {
         return entries.contains { $0.host == bare && ($0.port == nil || $0.port == port) }
     }
 
-    /// Checks a URL before it is fetched or followed: http or https only; an IP literal must be
-    /// public unless listed. Host names are checked when they are resolved (``allowsConnection(host:port:address:)``).
+    /// Checks a URL before it is fetched or followed: http or https (or a local or S3 source,
+    /// which only the list restricts), on the allowed-source list when there is one; an IP literal must be public unless listed. Host names are checked
+    /// when they are resolved (``allowsConnection(host:port:address:)``).
     /// - Returns: why it is refused, or `nil`.
     public func refusal(for url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        let scheme = url.scheme?.lowercased()
+        // A local source opens no connection: only the list applies (the root confines it).
+        // An S3 read goes to the configured endpoint only, which the operator chose.
+        if scheme == "local" || scheme == "s3" { return allowList.refusal(for: url) }
+        guard let scheme, scheme == "http" || scheme == "https" else {
             return "only http and https sources are allowed"
         }
+        if let reason = allowList.refusal(for: url) { return reason }
         guard let host = url.host?.lowercased(), !host.isEmpty else { return "the URL has no host" }
         if allowsPrivate { return nil }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
@@ -88,9 +107,11 @@ public struct SourceGuard: Sendable {
         allowsPrivate || isListed(host: host, port: port) || Self.isPublic(address)
     }
 
-    /// The redirect check (``DownloadRedirectPolicy``).
+    /// The redirect check (``DownloadRedirectPolicy``): a hop goes to http or https only (never
+    /// to a local file), on the list and through the private-address guard.
     public func allowsRedirect(from: URL, to: URL) -> Bool {
-        refusal(for: to) == nil
+        guard let scheme = to.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return refusal(for: to) == nil
     }
 
     /// Whether `address` is a public unicast address.

@@ -58,7 +58,9 @@ package struct DataURLLoader: ImageLoader {
         return (data, mimeType)
     }
 
-    private static func percentDecodedBytes(_ string: String) throws -> Data {
+    /// The bytes `string` percent-encodes (data URLs, `local:` paths).
+    /// - Throws: ``WebImageError/corruptData(_:)`` for a `%` not followed by two hex digits.
+    package static func percentDecodedBytes(_ string: String) throws -> Data {
         var out = Data()
         let bytes = Array(string.utf8)
         var index = 0

@@ -61,6 +61,8 @@ final class DownloadCoordinator: Sendable {
     let http: HTTPImageLoader
     let ownsHTTPLoader: Bool
     let file: FileImageLoader
+    /// `local:///PATH` inside ``ImageDownloaderConfiguration/localRoot``, if set.
+    let local: FileImageLoader?
     let dataURLs = DataURLLoader()
     let cookies: CookieJar
     /// What every HTTP load of this downloader is given: made once, not per download.
@@ -90,6 +92,7 @@ final class DownloadCoordinator: Sendable {
             ownsHTTPLoader = false
         }
         file = FileImageLoader(maxBodySize: configuration.maxBodySize)
+        local = configuration.localRoot.map { FileImageLoader(maxBodySize: configuration.maxBodySize, root: LocalRoot(directory: $0)) }
         let cookies = CookieJar()
         self.cookies = cookies
         httpHooks = Self.makeHTTPHooks(configuration, cookies: cookies)
@@ -138,6 +141,7 @@ final class DownloadCoordinator: Sendable {
         switch request.url.scheme?.lowercased() {
         case "http", "https": usesSlot = true
         case "file", "data": usesSlot = false
+        case "local" where local != nil: usesSlot = false
         default: return (refuse(request.url, .invalidURL(request.url.absoluteString), sink: sink), nil)
         }
 
@@ -280,10 +284,11 @@ final class DownloadCoordinator: Sendable {
         emit(.started(url))
         logger.debug("download started", metadata: ["url": "\(url)"])
         switch url.scheme?.lowercased() {
-        case "file", "data":
+        case "file", "data", "local":
             slot.start { [self] in
                 do {
-                    let stream = url.isFileURL ? file.load(request) : dataURLs.load(request)
+                    let stream = url.isFileURL ? file.load(request)
+                        : LocalRoot.isLocal(url) ? (local ?? file).load(request) : dataURLs.load(request)
                     for try await event in stream { try handle(event, of: id, work: work) }
                     ended(id, .failure(Task.isCancelled ? .cancelled : .connectionFailed("load ended without a result")))
                 } catch {

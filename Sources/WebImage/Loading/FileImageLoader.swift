@@ -6,34 +6,39 @@ import Foundation
 import NIOPosix
 import Synchronization
 
-/// Loads file URLs on NIO's blocking thread pool (never on the caller's thread), with progress.
+/// Loads file URLs, or `local:///PATH` URLs inside a ``LocalRoot``, on NIO's blocking thread pool
+/// (never on the caller's thread), with progress.
 package struct FileImageLoader: ImageLoader {
+    /// `file:` URLs as they are, or `local:` URLs inside a root.
+    package var root: LocalRoot?
     /// Files larger than this fail with ``WebImageError/tooLarge(_:)``.
     package var maxBodySize: Int64
     /// How many bytes are read between progress events.
     package var chunkSize: Int
 
     /// Creates a file loader.
-    package init(maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize, chunkSize: Int = 256 * 1024) {
+    package init(maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize, chunkSize: Int = 256 * 1024, root: LocalRoot? = nil) {
+        self.root = root
         self.maxBodySize = maxBodySize
         self.chunkSize = max(1, chunkSize)
     }
 
-    /// Whether `url` is a file URL.
-    package func canLoad(_ url: URL) -> Bool { url.isFileURL }
+    /// Whether `url` is a file URL (a `local:` URL for a loader with a root).
+    package func canLoad(_ url: URL) -> Bool { root == nil ? url.isFileURL : LocalRoot.isLocal(url) }
 
     /// Starts reading; terminating the stream stops the read between chunks.
     package func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
         let url = request.url
-        let (maxBodySize, chunkSize, partial) = (maxBodySize, chunkSize, request.wantsPartialData)
+        let (maxBodySize, chunkSize, partial, root) = (maxBodySize, chunkSize, request.wantsPartialData, root)
         let stop = StopFlag()
         continuation.onTermination = { _ in stop.set() }
         Task {
             do {
-                guard url.isFileURL else { throw WebImageError.invalidURL(url.absoluteString) }
+                guard root == nil ? url.isFileURL : LocalRoot.isLocal(url) else { throw WebImageError.invalidURL(url.absoluteString) }
                 try await NIOThreadPool.singleton.runIfActive {
-                    try Self.read(url, maxBodySize: maxBodySize, chunkSize: chunkSize, partial: partial,
+                    let file = try root.map { try $0.open(url) } ?? OpenFile(path: url.path)
+                    try Self.read(file, url: url, maxBodySize: maxBodySize, chunkSize: chunkSize, partial: partial,
                                   stop: stop, continuation: continuation)
                 }
                 continuation.finish()
@@ -44,9 +49,8 @@ package struct FileImageLoader: ImageLoader {
         return stream
     }
 
-    private static func read(_ url: URL, maxBodySize: Int64, chunkSize: Int, partial: Bool, stop: StopFlag,
+    private static func read(_ file: OpenFile, url: URL, maxBodySize: Int64, chunkSize: Int, partial: Bool, stop: StopFlag,
                              continuation: AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation) throws {
-        let file = try OpenFile(path: url.path)
         let size = try file.size()
         if size > maxBodySize { throw WebImageError.tooLarge("file of \(size) bytes exceeds \(maxBodySize)") }
         var headers = ["content-length": String(size)]

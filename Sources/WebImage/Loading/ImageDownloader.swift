@@ -31,9 +31,10 @@ public final class ImageDownloader: ImageLoader {
         coordinator = DownloadCoordinator(configuration: configuration)
     }
 
-    /// Whether `url` is http, https, file or data.
+    /// Whether `url` is http, https, file or data (or `local`, with ``ImageDownloaderConfiguration/localRoot``).
     public func canLoad(_ url: URL) -> Bool {
-        ["http", "https", "file", "data"].contains(url.scheme?.lowercased() ?? "")
+        let scheme = url.scheme?.lowercased() ?? ""
+        return ["http", "https", "file", "data"].contains(scheme) || (scheme == "local" && coordinator.local != nil)
     }
 
     /// Starts (or joins) a download; the stream is this caller's own. Terminating it detaches the caller.

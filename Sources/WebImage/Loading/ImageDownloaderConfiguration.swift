@@ -120,6 +120,11 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var maxBodySize: Int64
     /// How many redirects are followed.
     public var maxRedirects: Int
+    /// The directory `local:///PATH` URLs are read from; `nil` (the default): `local` URLs are
+    /// not loaded. A path resolves inside it or is refused with ``WebImageError/rejected(_:)``
+    /// (`..`, encoded slashes, NUL, links that lead out); anything but a regular file, and a
+    /// missing one, fails with ``WebImageError/fileSystem(_:)``. A FIFO never blocks the load.
+    public var localRoot: String?
     /// Runs on every request before coalescing; may change it or veto it.
     public var requestModifier: ImageDownloader.RequestModifier?
     /// Runs on every response head; may reject it (failing every caller of the download).

@@ -19,6 +19,12 @@ final class OpenFile {
         guard descriptor >= 0 else { throw Self.failure("cannot open", path) }
     }
 
+    /// Takes over `descriptor`, open for reading; `path` names it in messages.
+    init(descriptor: Int32, path: String) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
     deinit { close(descriptor) }
 
     /// The file's size in bytes, now.

@@ -24,7 +24,7 @@ final class ServerHarness: Sendable {
                       _ configure: (inout ServerConfiguration, LoopbackServer) -> Void = { _, _ in }) async throws -> ServerHarness {
         let origin: LoopbackServer
         if let existingOrigin { origin = existingOrigin } else { origin = try await LoopbackServer.start() }
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, allowedSources: ["127.0.0.1:\(origin.port)"])
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, privateSourceHosts: ["127.0.0.1:\(origin.port)"])
         configure(&configuration, origin)
         var logger = Logger(label: "webimage.serve.test")
         logger.logLevel = .warning

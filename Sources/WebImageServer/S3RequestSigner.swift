@@ -1,0 +1,127 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import WebImage
+
+/// The credentials S3 reads are signed with: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and,
+/// for temporary credentials, `AWS_SESSION_TOKEN`. Never printed.
+public struct S3Credentials: Sendable, Equatable {
+    public var accessKeyID: String
+    public var secretAccessKey: String
+    public var sessionToken: String?
+
+    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+    }
+
+    /// The credentials in `environment`, if both the key and the secret are there.
+    public static func environment(_ environment: [String: String]) -> S3Credentials? {
+        guard let key = environment["AWS_ACCESS_KEY_ID"], !key.isEmpty,
+              let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else { return nil }
+        return S3Credentials(accessKeyID: key, secretAccessKey: secret,
+                             sessionToken: environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
+    }
+}
+
+/// AWS Signature Version 4 for the service's S3 reads (`GET`, no body), over the library's
+/// SHA-256 and ``HMACSHA256``: no AWS SDK.
+///
+/// The payload hash sent and signed is the SHA-256 of the empty body (a `GET` has none), which
+/// every S3-compatible store accepts over http and https alike, where `UNSIGNED-PAYLOAD` is
+/// refused by some over plain http.
+struct S3RequestSigner: Sendable {
+    let credentials: S3Credentials
+    let region: String
+    /// Always `s3` here; a parameter so the signer reads as the algorithm does.
+    let service = "s3"
+
+    /// The SHA-256 of the empty body, hex.
+    static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    /// The headers to add to `GET url` at `date`: `Authorization`, `x-amz-date`,
+    /// `x-amz-content-sha256`, and `x-amz-security-token` with a session token. `url`'s path must
+    /// already be in canonical form (``canonicalPath(_:)``): it is signed as it is sent; it has no query.
+    func headers(forGET url: URL, date: Date) -> [String: String] {
+        let amzDate = Self.timestamp(date)
+        let day = String(amzDate.prefix(8))
+        var headers = ["host": Self.hostHeader(url), "x-amz-date": amzDate, "x-amz-content-sha256": Self.emptyPayloadHash]
+        if let token = credentials.sessionToken { headers["x-amz-security-token"] = token }
+        let names = headers.keys.sorted()
+        let signedHeaders = names.joined(separator: ";")
+        let canonicalRequest = [
+            "GET",
+            url.path(percentEncoded: true).isEmpty ? "/" : url.path(percentEncoded: true),
+            "",  // The canonical query: S3 reads carry none.
+            names.map { "\($0):\(headers[$0]!.trimmingSpacesAndTabs)\n" }.joined(),
+            signedHeaders,
+            Self.emptyPayloadHash,
+        ].joined(separator: "\n")
+        let scope = "\(day)/\(region)/\(service)/aws4_request"
+        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, SHA256.hex(of: Array(canonicalRequest.utf8))].joined(separator: "\n")
+        var key = Array("AWS4\(credentials.secretAccessKey)".utf8)
+        for part in [day, region, service, "aws4_request"] {
+            key = HMACSHA256.authenticationCode(for: Array(part.utf8), key: key)
+        }
+        let signature = RequestSignature.hex(HMACSHA256.authenticationCode(for: Array(stringToSign.utf8), key: key))
+        headers["authorization"] = "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
+        // The client sends its own Host header: it is signed, not added twice.
+        headers["host"] = nil
+        return headers
+    }
+
+    /// `Host` as a client sends it: the port only when it is not the scheme's default.
+    static func hostHeader(_ url: URL) -> String {
+        let host = url.host(percentEncoded: true) ?? ""
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        guard let port = url.port else { return bracketed }
+        let isDefault = (url.scheme == "https" && port == 443) || (url.scheme == "http" && port == 80)
+        return isDefault ? bracketed : "\(bracketed):\(port)"
+    }
+
+    /// `yyyyMMdd'T'HHmmss'Z'` in UTC (the civil calendar from the day count, so no calendar or
+    /// time-zone database is needed).
+    static func timestamp(_ date: Date) -> String {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let (days, second) = (seconds.floorDivided(by: 86_400), seconds.floorModulo(86_400))
+        // Howard Hinnant's days_from_civil inverse.
+        let z = days + 719_468
+        let era = z.floorDivided(by: 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)\(two(month))\(two(day))T\(two(second / 3600))\(two(second % 3600 / 60))\(two(second % 60))Z"
+    }
+
+    /// An object key as S3 signs it: every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`)
+    /// and `/` percent-encoded, uppercase hex.
+    static func canonicalPath(_ key: [UInt8]) -> String {
+        var out = ""
+        for byte in key {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let digits = Array("0123456789ABCDEF".unicodeScalars)
+                out += "%"
+                out.unicodeScalars.append(digits[Int(byte >> 4)])
+                out.unicodeScalars.append(digits[Int(byte & 0x0f)])
+            }
+        }
+        return out
+    }
+}
+
+private extension Int {
+    func floorDivided(by divisor: Int) -> Int { (self - floorModulo(divisor)) / divisor }
+    func floorModulo(_ divisor: Int) -> Int { ((self % divisor) + divisor) % divisor }
+}

@@ -1,0 +1,132 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Testing
+import WebImage
+import WebImageServer
+import WebImageTestSupport
+
+/// `--allowed-source PREFIX`: the prefix rules against hostile URLs, and over real HTTP a source
+/// and a redirect hop off the list refused before any connection, the private-address guard
+/// still applying to what is on it.
+@Suite("webimage serve: allowed sources")
+struct ServerAllowedSourceTests {
+    private func allowed(_ prefixes: [String], _ url: String) throws -> Bool {
+        let list = try SourceAllowList(prefixes)
+        // A URL that does not parse is never fetched (400): as good as refused here.
+        guard let parsed = URL(string: url) else { return false }
+        return list.refusal(for: parsed) == nil
+    }
+
+    @Test func prefixesMatchTheParsedURLNotItsText() throws {
+        let plain = ["https://cdn.example.com/"]
+        #expect(try allowed(plain, "https://cdn.example.com/a.jpg"))
+        #expect(try allowed(plain, "HTTPS://CDN.Example.COM/a.jpg"))
+        #expect(try allowed(plain, "https://cdn.example.com:443/a.jpg"))
+        #expect(try allowed(plain, "https://cdn.example.com./a.jpg"))
+        for hostile in ["https://cdn.example.com@evil.com/a.jpg", "https://cdn.example.com:443@evil.com/a.jpg",
+                        "https://user@cdn.example.com/a.jpg", "https://cdn.example.com.evil.com/a.jpg",
+                        "https://evil.com/cdn.example.com/a.jpg", "https://evil.com/?https://cdn.example.com/",
+                        "http://cdn.example.com/a.jpg", "https://cdn.example.com:8443/a.jpg",
+                        "https://xcdn.example.com/a.jpg", "https://%63dn.example.com/a.jpg"] {
+            #expect(try !allowed(plain, hostile), "\(hostile)")
+        }
+        // Without a path the host is still compared whole: no string-prefix match on the name.
+        let bare = ["https://cdn.example.com"]
+        #expect(try allowed(bare, "https://cdn.example.com/a.jpg"))
+        #expect(try allowed(bare, "https://cdn.example.com"))
+        #expect(try !allowed(bare, "https://cdn.example.com.evil.com/a.jpg"))
+        #expect(try !allowed(bare, "https://cdn.example.community/a.jpg"))
+    }
+
+    @Test func aStarIsOneLabel() throws {
+        let wildcard = ["https://*.cdn.example.com/"]
+        #expect(try allowed(wildcard, "https://a.cdn.example.com/x.png"))
+        #expect(try allowed(wildcard, "https://eu-west-1.cdn.example.com/x.png"))
+        #expect(try !allowed(wildcard, "https://cdn.example.com/x.png"))
+        #expect(try !allowed(wildcard, "https://a.b.cdn.example.com/x.png"))
+        #expect(try !allowed(wildcard, "https://.cdn.example.com/x.png"))
+        #expect(try !allowed(wildcard, "https://a.cdn.example.com.evil.com/x.png"))
+        #expect(try !allowed(wildcard, "https://evil.com/.cdn.example.com/x.png"))
+        #expect(try allowed(["https://img-*.example.com/"], "https://img-7.example.com/x"))
+        #expect(try !allowed(["https://img-*.example.com/"], "https://img-.example.com/x"))
+    }
+
+    @Test func pathsArePrefixesAndDotSegmentsAreRefused() throws {
+        let folder = ["https://cdn.example.com/public/"]
+        #expect(try allowed(folder, "https://cdn.example.com/public/a.jpg"))
+        #expect(try !allowed(folder, "https://cdn.example.com/private/a.jpg"))
+        #expect(try !allowed(folder, "https://cdn.example.com/public"))
+        for hostile in ["https://cdn.example.com/public/../private/a.jpg", "https://cdn.example.com/public/%2e%2e/private/a.jpg",
+                        "https://cdn.example.com/public/%2E%2e/private/a.jpg", "https://cdn.example.com/public/.%2E/private/a.jpg",
+                        "https://cdn.example.com/public/..%2fprivate/a.jpg", "https://cdn.example.com/public/%2e%2e%2fprivate/a.jpg",
+                        "https://cdn.example.com/public/..%5Cprivate/a.jpg", "https://cdn.example.com/public/./a.jpg"] {
+            #expect(try !allowed(folder, hostile), "\(hostile)")
+        }
+        // The literal prefix, as imgproxy's: without the final slash it is a string prefix of the path.
+        #expect(try allowed(["https://cdn.example.com/public"], "https://cdn.example.com/public-too/a.jpg"))
+    }
+
+    @Test func portsSchemesAndMalformedPrefixes() throws {
+        #expect(try allowed(["http://127.0.0.1:8081/"], "http://127.0.0.1:8081/a"))
+        #expect(try !allowed(["http://127.0.0.1:8081/"], "http://127.0.0.1:8082/a"))
+        #expect(try !allowed(["http://127.0.0.1:8081/"], "http://127.0.0.1/a"))
+        #expect(try allowed(["http://[::1]:9000/"], "http://[::1]:9000/a"))
+        #expect(try allowed(["s3://photos/"], "s3://photos/a.jpg"))
+        #expect(try !allowed(["s3://photos/"], "s3://photos-private/a.jpg"))
+        #expect(try allowed(["local:///"], "local:///a/b.jpg"))
+        #expect(try !allowed(["local:///"], "https://cdn.example.com/a.jpg"))
+        // An empty list restricts nothing.
+        #expect(try allowed([], "https://anything.example/a.jpg"))
+        for bad in ["cdn.example.com", "https://user@cdn.example.com/", "https://cdn.example.com:99999/", "https://**.example.com/",
+                    "https:///path", "https://cdn.example.com/?q=1", "1http://x/", "https://cdn example.com/"] {
+            #expect(throws: ServiceError.self, "\(bad)") { try SourceAllowList([bad]) }
+        }
+    }
+
+    @Test func sourcesAndRedirectHopsOffTheListAre403BeforeAnyConnection() async throws {
+        let server = try await ServerHarness.start { configuration, origin in
+            configuration.allowedSourcePrefixes = ["http://127.0.0.1:\(origin.port)/public/"]
+        }
+        let origin = server.origin
+        origin.route("/public/photo.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
+        origin.route("/private/photo.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
+        origin.route("/public/to-private", .redirect(to: "/private/photo.jpg"))
+        origin.route("/public/to-public", .redirect(to: "/public/photo.jpg"))
+        #expect(try await server.get("url=" + server.source("/public/photo.jpg")).status == 200)
+        for path in ["/private/photo.jpg", "/public/../private/photo.jpg", "/public/%2e%2e/private/photo.jpg",
+                     "/public/..%2fprivate/photo.jpg"] {
+            let reply = try await server.get("url=" + server.encode("http://127.0.0.1:\(origin.port)" + path))
+            #expect(reply.status == 403, "\(path)")
+            #expect(reply.errorCode == "sourceNotAllowed", "\(path)")
+        }
+        for trick in ["http://127.0.0.1:\(origin.port)@localhost:\(origin.port)/public/photo.jpg",
+                      "http://evil@127.0.0.1:\(origin.port)/public/photo.jpg"] {
+            let reply = try await server.get("url=" + server.encode(trick))
+            #expect(reply.status == 403 && reply.errorCode == "sourceNotAllowed", "\(trick)")
+        }
+        // A hop off the list: refused by the redirect policy, the hop never requested.
+        let hop = try await server.get("url=" + server.source("/public/to-private"))
+        #expect(hop.status == 403 && hop.errorCode == "sourceNotAllowed")
+        #expect(try await server.get("url=" + server.source("/public/to-public")).status == 200)
+        #expect(origin.requestCount(for: "/private/photo.jpg") == 0)
+        try await server.stop()
+    }
+
+    @Test func theListDoesNotLiftThePrivateAddressGuard() async throws {
+        // Listed, but not exempt from the private-address guard: still refused, by name and by literal.
+        let server = try await ServerHarness.start { configuration, origin in
+            configuration.privateSourceHosts = []
+            configuration.allowedSourcePrefixes = ["http://localhost:\(origin.port)/", "http://127.0.0.1:\(origin.port)/"]
+        }
+        server.origin.route("/photo.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
+        for host in ["localhost", "127.0.0.1"] {
+            let reply = try await server.get("url=" + server.encode("http://\(host):\(server.origin.port)/photo.jpg"))
+            #expect(reply.status == 403 && reply.errorCode == "sourceNotAllowed", "\(host)")
+        }
+        #expect(server.origin.totalRequestCount == 0)
+        try await server.stop()
+    }
+}
