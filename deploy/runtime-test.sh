@@ -189,7 +189,7 @@ port=$(free_port)
 # exempted from the private-address guard.
 # shellcheck disable=SC2154 # entrypoint, cmd and healthcheck come from the Dockerfile's plan
 chroot --userspec="$user:$user" "$root" /usr/bin/env WEBIMAGE_PORT="$port" WEBIMAGE_LOG_LEVEL=warning \
-    "/usr/local/bin/${entrypoint[0]}" "${entrypoint[@]:1}" "${cmd[@]}" --allow-source "127.0.0.1:$origin_port" \
+    "/usr/local/bin/${entrypoint[0]}" "${entrypoint[@]:1}" "${cmd[@]}" --allow-private-source "127.0.0.1:$origin_port" \
     > "$work/serve.log" 2>&1 &
 serve_pid=$!
 for _ in $(seq 300); do

@@ -59,8 +59,10 @@ output=$("$work/Consumer/.build/debug/Consumer" "$work/a.jpg" "$work/a.png") || 
 echo "$output" >&2
 grep -qx 'a.jpg jpeg 40x30' <<< "$output" || fail "a.jpg was not decoded as a 40x30 JPEG"
 grep -qx 'a.png png 40x30' <<< "$output" || fail "a.png was not decoded as a 40x30 PNG"
-# What was compiled: one <Module>.build directory (and one .swiftmodule) per module built.
-compiled=$(find "$work/Consumer/.build/debug/" -maxdepth 2 \( -name '*.build' -o -name '*.swiftmodule' \) -printf '%f\n' | sed -E 's/\.(build|swiftmodule)$//' | sort -u)
+# What was compiled: SwiftPM makes a <Module>.build directory for every module of the graph, but
+# writes objects (.o) only into those it compiles.
+compiled=$(find "$work/Consumer/.build/debug/" -mindepth 2 -maxdepth 3 -name '*.o' -path '*.build/*' |
+    sed -E 's|.*/([^/]+)\.build/.*|\1|' | sort -u)
 grep -qx WebImage <<< "$compiled" || fail "the scan found no WebImage module: the build layout changed ($compiled)"
 service=$(grep -E '^(Hummingbird|ArgumentParser|Prometheus|Configuration|ServiceLifecycle|UnixSignals|WebImageServer|WebImageCLI)' <<< "$compiled" || true)
 [ -z "$service" ] || fail "a library user compiled the service's packages: $(echo $service)"
