@@ -16,6 +16,11 @@ if [ -z "${WEBIMAGE_PILLOW_PYTHON:-}" ]; then
         echo "no Pillow 13 (PyPI unreachable?): the AVIF comparison with Pillow is skipped" >&2
     fi
 fi
+# The S3 suites' real peers: moto's S3 server and botocore's SigV4 signer (PyPI), for the python3
+# on PATH; without them those suites are skipped, visibly.
+if ! python3 -c 'import moto.server, boto3, botocore, flask' 2>/dev/null; then
+    python3 -m pip install -q 'moto[server]' boto3 >&2 || echo "no moto[server] (PyPI unreachable?): the S3 suites are skipped" >&2
+fi
 flags=(-c release -Xswiftc -enable-testing)
 swift build "${flags[@]}" --build-tests "$@"
 # Three runs: the suites whose loopback servers and timeouts keep time first, alone; then the

@@ -21,9 +21,16 @@ enum ExternalTool {
 
     /// A free loopback port for a server that cannot be told to pick one (nginx).
     static func freePort() throws -> Int {
+        let bound = try boundPort()
+        close(bound.descriptor)
+        return bound.port
+    }
+
+    /// A loopback port bound by a socket that does not listen: a connection to it is refused for
+    /// as long as `descriptor` stays open, and no other server can take the port meanwhile.
+    static func boundPort() throws -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(descriptor >= 0)
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -34,8 +41,9 @@ enum ExternalTool {
                 bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
             }
         }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
+        if !bound { close(descriptor) }
+        try #require(bound, "could not bind a loopback port")
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
 

@@ -4,6 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 import WebImage
 import WebImageServer
 import WebImageTestSupport
@@ -49,10 +52,10 @@ struct ServerErrorTests {
     }
 
     @Test func refusedConnectionIs502() async throws {
-        // A port that was listening and is closed now: connection refused.
-        let closed = try await LoopbackServer.start()
-        let port = closed.port
-        try await closed.shutdown()
+        // A port bound by a socket that does not listen: connection refused. (A port that was
+        // listening and is closed could be taken again meanwhile, by the harness's own origin.)
+        let (descriptor, port) = try ExternalTool.boundPort()
+        defer { close(descriptor) }
         let server = try await ServerHarness.start { configuration, _ in configuration.allowedSources.append("127.0.0.1:\(port)") }
         expectError(try await server.get("url=" + server.encode("http://127.0.0.1:\(port)/x.jpg")), 502, "sourceFailed")
         try await server.stop()
