@@ -63,11 +63,32 @@ struct ManagerArguments: ParsableArguments {
             help: ArgumentHelp("Load local:///PATH URLs from inside this directory (never outside it).", valueName: "DIR"))
     var localRoot: String?
 
+    @Option(name: .customLong("s3-endpoint"),
+            help: ArgumentHelp("S3-compatible store for s3://BUCKET/KEY URLs, path-style (default AWS_ENDPOINT_URL_S3, else AWS's regional endpoint); "
+                               + "signed with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY when set.", valueName: "URL"))
+    var s3Endpoint: String?
+
+    @Option(name: .customLong("s3-region"), help: "Region s3:// requests are signed for (default AWS_REGION, else us-east-1).")
+    var s3Region: String?
+
     @Option(help: "A file of URLs, one per line (blank lines and lines starting with # are skipped).")
     var urlsFile: String?
 
+    /// Where `s3://` URLs are read: the environment's settings, the flags over them.
+    func s3Configuration(environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Configuration {
+        var s3 = S3Configuration.environment(environment)
+        if let s3Endpoint { s3.endpoint = URL(string: s3Endpoint) }
+        if let s3Region { s3.region = s3Region }
+        return s3
+    }
+
     func validate() throws {
         guard concurrency > 0 else { throw ValidationError("--concurrency must be at least 1") }
+        if let s3Endpoint {
+            guard let url = URL(string: s3Endpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+                throw ValidationError("--s3-endpoint must be an http(s) URL")
+            }
+        }
         guard (0...Self.maxRetries).contains(retries) else { throw ValidationError("--retries must be from 0 to \(Self.maxRetries), got \(retries)") }
         do {
             try proxySettings().validate()
@@ -189,6 +210,7 @@ struct ManagerArguments: ParsableArguments {
         configuration.serverTrust = try? serverTrust()
         configuration.clientCertificate = try? clientCertificate()
         configuration.localRoot = localRoot
+        configuration.s3 = s3Configuration()
         let downloader = ImageDownloader(configuration: configuration)
         return ImageManager(cache: cache, loader: downloader)
     }

@@ -78,6 +78,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("s3-region"), help: "Region S3 reads are signed for (default AWS_REGION, else us-east-1).")
     var s3Region: String?
 
+    @Option(name: .customLong("result-store"),
+            help: ArgumentHelp("Share rendered outputs with a fleet: look them up in, and write them to, this S3 location.",
+                               valueName: "s3://BUCKET/PREFIX"))
+    var resultStore: String?
+
     @Option(name: .customLong("max-source-bytes"), help: "Largest source body accepted, bytes (default 52428800); larger: 413.")
     var maxSourceBytes: Int?
 
@@ -110,6 +115,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags.localRoot = localRoot
         flags.s3Endpoint = s3Endpoint
         flags.s3Region = s3Region
+        flags.resultStore = resultStore
         flags.maxSourceBytes = maxSourceBytes
         flags.maxSourcePixels = maxSourcePixels
         flags.concurrency = concurrency

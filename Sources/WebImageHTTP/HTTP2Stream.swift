@@ -31,7 +31,7 @@ final class HTTP2Stream: HTTPExchangeCarrier {
     var origin: HTTPOrigin { connection.origin }
     var eventLoop: any EventLoop { connection.eventLoop }
 
-    func send(_ head: HTTPRequestHead, to consumer: any HTTPResponseConsumer,
+    func send(_ head: HTTPRequestHead, body: ByteBuffer?, to consumer: any HTTPResponseConsumer,
               returnToPool: @escaping @Sendable (Bool) -> Void,
               completion: @escaping @Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void) {
         let proceed = phase.withLock { phase -> Bool in
@@ -73,7 +73,7 @@ final class HTTP2Stream: HTTPExchangeCarrier {
                 // The request goes out once the stream's channel is active (now, on the loop).
                 do {
                     try channel.pipeline.syncOperations.handler(type: HTTPResponseHandler.self)
-                        .start(head, consumer: consumer, completion: completion, returnToPool: returnToPool)
+                        .start(head, body: body, consumer: consumer, completion: completion, returnToPool: returnToPool)
                 } catch {
                     returnToPool(false)
                     completion(.failure(error))

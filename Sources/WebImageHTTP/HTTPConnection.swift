@@ -38,12 +38,12 @@ final class HTTPConnection: HTTPExchangeCarrier {
     /// Writes `head` and reports the response to `consumer`; `completion` is told, on the event
     /// loop, how the exchange ended, after the connection went back to the pool. `returnToPool` is
     /// told whether it may be reused.
-    func send(_ head: HTTPRequestHead, to consumer: any HTTPResponseConsumer,
+    func send(_ head: HTTPRequestHead, body: ByteBuffer?, to consumer: any HTTPResponseConsumer,
               returnToPool: @escaping @Sendable (Bool) -> Void,
               completion: @escaping @Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void) {
         let begin: @Sendable () -> Void = { [handler, self] in
             consumer.started(on: self)
-            handler.value.start(head, consumer: consumer, completion: completion, returnToPool: returnToPool)
+            handler.value.start(head, body: body, consumer: consumer, completion: completion, returnToPool: returnToPool)
         }
         // On the loop already (the download before ended here), the request goes out now rather
         // than after the rest of that download's completion: the server is waiting for it.
@@ -108,7 +108,7 @@ final class HTTPResponseHandler: ChannelInboundHandler {
         self.context = nil
     }
 
-    func start(_ head: HTTPRequestHead, consumer: any HTTPResponseConsumer,
+    func start(_ head: HTTPRequestHead, body: ByteBuffer? = nil, consumer: any HTTPResponseConsumer,
                completion: @escaping @Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void,
                returnToPool: @escaping @Sendable (Bool) -> Void) {
         guard let context, context.channel.isActive, self.completion == nil else {
@@ -124,6 +124,7 @@ final class HTTPResponseHandler: ChannelInboundHandler {
         keepAlive = true
         sawInterimResponse = false
         context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 

@@ -83,10 +83,14 @@ final class HTTPExchange: HTTPResponseConsumer {
     // is reported on (it is never contended in the steady state).
     private let state = Locked(State())
 
+    /// Whether a 2xx without a body completes (the answer to a write) rather than failing with `emptyData`.
+    private let acceptsEmptyBody: Bool
+
     init(url: URL, maxBodySize: Int64, wantsPartialData: Bool, idleTimeout: TimeAmount,
          onCookies: (@Sendable (URL, [String]) -> Void)?,
-         sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void, resume: Resume? = nil) {
+         sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void, resume: Resume? = nil, acceptsEmptyBody: Bool = false) {
         self.resume = resume
+        self.acceptsEmptyBody = acceptsEmptyBody
         self.url = url
         self.maxBodySize = maxBodySize
         self.wantsPartialData = wantsPartialData
@@ -306,7 +310,7 @@ final class HTTPExchange: HTTPResponseConsumer {
             if let expected = info.expectedContentLength, received < expected {
                 throw HTTPLoadError.truncatedData("received \(received) of \(expected) bytes")
             }
-            if data.isEmpty { throw HTTPLoadError.emptyData }
+            if data.isEmpty, !acceptsEmptyBody { throw HTTPLoadError.emptyData }
             return .body(data, info)
         }
     }

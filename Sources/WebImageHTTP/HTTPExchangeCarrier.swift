@@ -11,7 +11,7 @@ protocol HTTPExchangeCarrier: AnyObject, Sendable {
     var eventLoop: any EventLoop { get }
     /// Writes `head` and reports the response to `consumer`; `returnToPool` is told once whether
     /// the carrier may serve again, then `completion` how the exchange ended, both on the loop.
-    func send(_ head: HTTPRequestHead, to consumer: any HTTPResponseConsumer,
+    func send(_ head: HTTPRequestHead, body: ByteBuffer?, to consumer: any HTTPResponseConsumer,
               returnToPool: @escaping @Sendable (Bool) -> Void,
               completion: @escaping @Sendable (Result<HTTPExchange.Outcome, any Error>) -> Void)
     /// Ends the exchange now, from any thread: HTTP/1.1 closes the connection, HTTP/2 resets

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One GET the HTTP stack runs: the URL and what goes with it.
+/// One request the HTTP stack runs (a `GET`, or an object store's `PUT`): the URL and what goes with it.
 package struct HTTPLoadRequest: Sendable {
     /// Validators of a stored copy, sent as `If-None-Match` / `If-Modified-Since`.
     package struct Validators: Sendable {
@@ -31,6 +31,11 @@ package struct HTTPLoadRequest: Sendable {
     package var wantsPartialData: Bool
     /// How urgent the load is, -2 (lowest) to 2 (highest); over HTTP/2 it becomes the stream's weight.
     package var priority: Int
+    /// `GET` for loads; `PUT` (with ``body``) for the writes of an object store. A request other
+    /// than `GET` is never redirected: a 3xx ends it with its status.
+    package var method: HTTPRequestMethod = .get
+    /// The request body, sent with `Content-Length`.
+    package var body: Data?
 
     package init(url: URL, headers: [String: String] = [:], timeout: Duration? = nil, resourceTimeout: Duration? = nil,
                  validators: Validators? = nil, wantsPartialData: Bool = false, priority: Int = 0) {
@@ -42,6 +47,11 @@ package struct HTTPLoadRequest: Sendable {
         self.validators = validators
         self.wantsPartialData = wantsPartialData
     }
+}
+
+/// The request methods the client sends.
+package enum HTTPRequestMethod: String, Sendable {
+    case get = "GET", put = "PUT"
 }
 
 /// A response head as the HTTP stack reports it.

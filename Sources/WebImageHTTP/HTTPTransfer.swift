@@ -188,10 +188,13 @@ package final class HTTPTransfer: Sendable {
             uri = "http://" + hop.hostHeader + target
             if let authorization = proxy.authorization { fields.replaceOrAdd(name: "Proxy-Authorization", value: authorization) }
         }
-        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: fields)
+        let body = request.body.map { ByteBuffer(bytes: $0) }
+        if let body { fields.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes)) }
+        let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: uri, headers: fields)
         let exchange = HTTPExchange(url: url, maxBodySize: hooks.maxBodySize ?? configuration.maxBodySize,
                                     wantsPartialData: request.wantsPartialData, idleTimeout: limits.idle,
-                                    onCookies: hooks.didReceiveCookies, sink: sink, resume: resume)
+                                    onCookies: hooks.didReceiveCookies, sink: sink, resume: resume,
+                                    acceptsEmptyBody: request.method != .get)
         let lease = state.withLock { state -> Result<Int, HTTPLoadError> in
             if let aborted = state.aborted { return .failure(aborted) }
             state.leases += 1
@@ -203,7 +206,7 @@ package final class HTTPTransfer: Sendable {
             return
         }
         let leaseID = pool.lease(route, connectTimeout: limits.connect, priority: request.priority) { [self] result in
-            leased(result, head: head, exchange: exchange, url: url, hop: hop, attempt: attempt, limits: limits)
+            leased(result, head: head, body: body, exchange: exchange, url: url, hop: hop, attempt: attempt, limits: limits)
         }
         guard let leaseID else { return }
         // Recorded only if this lease is still pending; an abort that came in between withdraws it now.
@@ -215,7 +218,7 @@ package final class HTTPTransfer: Sendable {
         if withdrawNow { pool.cancelLease(leaseID) }
     }
 
-    private func leased(_ result: Result<any HTTPExchangeCarrier, any Error>, head: HTTPRequestHead, exchange: HTTPExchange,
+    private func leased(_ result: Result<any HTTPExchangeCarrier, any Error>, head: HTTPRequestHead, body: ByteBuffer?, exchange: HTTPExchange,
                         url: URL, hop: HTTPOrigin, attempt: Int, limits: Limits) {
         let connection: any HTTPExchangeCarrier
         switch result {
@@ -234,7 +237,7 @@ package final class HTTPTransfer: Sendable {
             pool.release(connection, reusable: true)
             return finish(.failure(aborted))
         }
-        connection.send(head, to: exchange, returnToPool: { [self, pool] reusable in
+        connection.send(head, body: body, to: exchange, returnToPool: { [self, pool] reusable in
             // Before the pool can lease it again: a cancel from now on must not abort it.
             state.withLock { $0.step = .betweenHops }
             pool.release(connection, reusable: reusable)
@@ -277,6 +280,9 @@ package final class HTTPTransfer: Sendable {
                 finish(.failure(proxy.map { .proxyAuthenticationRequired($0.displayName) } ?? .httpStatus(407)))
             case .status(let status):
                 retryOrFinish(.httpStatus(status), exchange: exchange, url: url, hop: hop, limits: limits)
+            case .redirect where request.method != .get:
+                // A write is sent where it was addressed, never replayed elsewhere.
+                finish(.failure(.rejected("a \(request.method.rawValue) is not redirected")))
             case .redirect(let location):
                 let next = try redirectTarget(location, from: url)
                 send(to: next, at: HTTPOrigin(next), attempt: 1, limits: limits)

@@ -13,14 +13,17 @@ import WebImage
 final class ImageService: Sendable {
     /// How a request was answered from the service's point of view.
     enum Source: String, Sendable { case memory, disk, render, joined }
+    private static let logger = Logger(label: "webimage.serve")
 
     let configuration: ServerConfiguration
     let sourceGuard: SourceGuard
     let metrics: ServiceMetrics
     private let downloader: ImageDownloader
-    /// S3 reads: to the configured endpoint only (exempt from the private-address guard for
-    /// these reads alone), no redirect followed.
-    private let s3: (source: S3Source, downloader: ImageDownloader)
+    /// S3 reads (and the result store's writes): to the configured endpoint only (exempt from
+    /// the private-address guard for these requests alone), no redirect followed.
+    private let s3: ImageDownloader
+    /// `--result-store`, if set.
+    private let resultStore: ResultStore?
     private let renderer: ImageRenderer
     private let cache: OutputCache
     private let avifEncoderAvailable: Bool
@@ -53,15 +56,18 @@ final class ImageService: Sendable {
         )
         downloads.localRoot = configuration.localRoot
         downloader = ImageDownloader(configuration: downloads)
-        let s3Source = S3Source(endpoint: configuration.s3Endpoint.flatMap(URL.init(string:)), region: configuration.s3Region,
-                                credentials: configuration.s3Credentials)
+        let s3Configuration = S3Configuration(endpoint: configuration.s3Endpoint.flatMap(URL.init(string:)),
+                                              region: configuration.s3Region, credentials: configuration.s3Credentials)
         let endpointGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
-                                            privateSourceHosts: s3Source.endpointHost.map { [$0] } ?? [])
+                                            privateSourceHosts: s3Configuration.endpointHost.map { [$0] } ?? [])
         var s3Downloads = downloads
         s3Downloads.localRoot = nil
+        s3Downloads.s3 = s3Configuration
         s3Downloads.redirectPolicy = { _, _ in false }
         s3Downloads.connectAddressPolicy = { host, port, address in endpointGuard.allowsConnection(host: host, port: port, address: address) }
-        s3 = (s3Source, ImageDownloader(configuration: s3Downloads))
+        let s3 = ImageDownloader(configuration: s3Downloads)
+        self.s3 = s3
+        resultStore = try configuration.resultStore.map { try ResultStore(location: $0, downloader: s3, logger: Self.logger) }
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit)
@@ -73,11 +79,12 @@ final class ImageService: Sendable {
         presets = try ImagePresets(configuration.presets)
     }
 
-    /// Ends the downloader's connections and finishes the disk writes under way.
+    /// Finishes the disk and result-store writes under way, then ends the downloaders' connections.
     func shutdown() async {
-        try? await downloader.shutdown()
-        try? await s3.downloader.shutdown()
         await cache.waitForPendingStores()
+        await resultStore?.waitForPendingStores()
+        try? await downloader.shutdown()
+        try? await s3.shutdown()
     }
 
     /// Checks and parses a raw query: the signature covers the query as sent, presets and all.
@@ -89,6 +96,9 @@ final class ImageService: Sendable {
             throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
         }
         if let reason = sourceGuard.refusal(for: parameters.url) { throw ServiceError.sourceNotAllowed(reason) }
+        if S3Configuration.isS3(parameters.url) {
+            do { _ = try S3Configuration.object(of: parameters.url) } catch { throw ServiceError.badParameter("\(error)") }
+        }
         return parameters
     }
 
@@ -118,7 +128,15 @@ final class ImageService: Sendable {
             let task = Task { [self] in
                 defer { admitted.withLock { $0 -= 1 } }
                 do {
-                    let image = try await render(parameters, choice: choice, logger: logger)
+                    let image: RenderedImage
+                    if let stored = await resultStore?.value(forKey: key) {
+                        // Another instance (or this one before a restart) rendered it.
+                        metrics.cacheHit(.store)
+                        image = stored
+                    } else {
+                        image = try await render(parameters, choice: choice, logger: logger)
+                        resultStore?.store(image, forKey: key)
+                    }
                     cache.store(image, forKey: key)
                     inFlight.withLock { $0[key] = nil }
                     return image
@@ -207,12 +225,10 @@ final class ImageService: Sendable {
     }
 
     private func fetch(_ url: URL) async throws -> (Data, ImageLoadResponse) {
-        let isS3 = url.scheme?.lowercased() == "s3"
-        // Signed when it is sent: a signature is valid for 15 minutes from its date.
-        let request = isS3 ? try s3.source.request(for: url) : ImageLoadRequest(url: url)
+        let isS3 = S3Configuration.isS3(url)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadOutcome, WebImageError>, Never>) in
-            _ = (isS3 ? s3.downloader : downloader).download(request, options: DownloadOptions(reportsProgress: false),
-                                                            progress: nil) { continuation.resume(returning: $0) }
+            _ = (isS3 ? s3 : downloader).download(ImageLoadRequest(url: url), options: DownloadOptions(reportsProgress: false),
+                                                  progress: nil) { continuation.resume(returning: $0) }
         }
         switch result {
         case .success(.data(let data, let response)):

@@ -17,8 +17,8 @@ import WebImage
 /// 12 MP photo), where the service keeps the encoded bytes and decodes each variant at the size it needs.
 /// A file the disk cache cannot read back (foreign, truncated) is a miss, never an error.
 final class OutputCache: Sendable {
-    /// Where a hit came from.
-    enum Tier: String, Sendable { case memory, disk }
+    /// Where a hit came from (`store`: the fleet's ``ResultStore``, not this cache).
+    enum Tier: String, Sendable, CaseIterable { case memory, disk, store }
 
     /// What the memory tier holds under a key.
     private enum Entry: Sendable {
@@ -35,7 +35,7 @@ final class OutputCache: Sendable {
 
     private let memory: MemoryCache<String, Entry>
     private let disk: DiskCache?
-    private let pending = Locked<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
+    private let writes = BackgroundWrites()
 
     init(directory: URL?, memoryBytes: Int) {
         memory = MemoryCache(costLimit: memoryBytes)
@@ -91,9 +91,7 @@ final class OutputCache: Sendable {
 
     /// Waits for the disk writes under way (on shutdown, so a restart finds them).
     func waitForPendingStores() async {
-        while let task = pending.withLock({ $0.tasks.values.first }) {
-            await task.value
-        }
+        await writes.waitForAll()
     }
 
     /// A source's key: no output key starts with it (those start with the URL itself).
@@ -105,14 +103,6 @@ final class OutputCache: Sendable {
 
     private func storeOnDisk(_ data: Data, metadata: ImageCacheMetadata, forKey key: String) {
         guard let disk else { return }
-        let pending = pending
-        pending.withLock { state in
-            let id = state.next
-            state.next += 1
-            state.tasks[id] = Task {
-                try? await disk.store(data, metadata: metadata, forKey: key)
-                pending.withLock { $0.tasks[id] = nil }
-            }
-        }
+        writes.run { try? await disk.store(data, metadata: metadata, forKey: key) }
     }
 }

@@ -40,7 +40,7 @@ public struct RequestSignature: Sendable {
     }
 
     private static func sign(_ message: String, key: [UInt8]) -> String {
-        hex(HMACSHA256.authenticationCode(for: Array(message.utf8), key: key))
+        Hex.lowercase(HMACSHA256.authenticationCode(for: Array(message.utf8), key: key))
     }
 
     /// Checks `query`'s `sig` against the rest of it.
@@ -65,36 +65,5 @@ public struct RequestSignature: Sendable {
             difference |= Int((index < given.count ? given[index] : 0) ^ wanted[index])
         }
         return difference == 0
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}
-
-/// HMAC (RFC 2104) over the library's SHA-256.
-enum HMACSHA256 {
-    static func authenticationCode(for message: [UInt8], key: [UInt8]) -> [UInt8] {
-        var block = key
-        if block.count > 64 {
-            var hash = SHA256()
-            hash.update(block)
-            block = hash.finalize()
-        }
-        block += [UInt8](repeating: 0, count: 64 - block.count)
-        var inner = SHA256()
-        inner.update(block.map { $0 ^ 0x36 })
-        inner.update(message)
-        var outer = SHA256()
-        outer.update(block.map { $0 ^ 0x5c })
-        outer.update(inner.finalize())
-        return outer.finalize()
     }
 }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImage
 
 /// Everything `webimage serve` can be told: flags, a config file or environment variables all end
 /// up here.
@@ -37,6 +38,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var s3Region: String
     /// From `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`; `nil`: S3 reads go unsigned.
     public var s3Credentials: S3Credentials?
+    /// `--result-store s3://BUCKET/PREFIX`: rendered outputs are looked up there before
+    /// rendering and written there after (in the background), so a fleet shares its work and a
+    /// restarted instance starts warm; read and written through the S3 settings above. `nil`: none.
+    public var resultStore: String?
     /// The largest source body accepted, in bytes (413 beyond it).
     public var maxSourceBytes: Int64
     /// The most pixels a source may have (413 beyond it).
@@ -83,7 +88,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public init(host: String = "127.0.0.1", port: Int = 8080, cacheDirectory: String? = nil,
                 allowedSourcePrefixes: [String] = [], privateSourceHosts: [String] = [], allowPrivateSources: Bool = false,
                 signingKeys: [String] = [], presets: [String: String] = [:], presetsOnly: Bool = false, localRoot: String? = nil,
-                s3Endpoint: String? = nil, s3Region: String = "us-east-1", s3Credentials: S3Credentials? = nil,
+                s3Endpoint: String? = nil, s3Region: String = "us-east-1", s3Credentials: S3Credentials? = nil, resultStore: String? = nil,
                 maxSourceBytes: Int64 = 50 * 1024 * 1024, maxSourcePixels: Int = 100_000_000,
                 concurrency: Int = 64, cacheControlMaxAge: Int = 86_400, memoryBudgetBytes: Int = 1 << 30) {
         self.host = host
@@ -99,6 +104,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.s3Endpoint = s3Endpoint
         self.s3Region = s3Region
         self.s3Credentials = s3Credentials
+        self.resultStore = resultStore
         self.maxSourceBytes = maxSourceBytes
         self.maxSourcePixels = maxSourcePixels
         self.concurrency = concurrency

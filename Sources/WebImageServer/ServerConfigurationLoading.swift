@@ -33,6 +33,8 @@ extension ServerConfiguration {
         public var s3Endpoint: String?
         /// `--s3-region REGION`.
         public var s3Region: String?
+        /// `--result-store s3://BUCKET/PREFIX`.
+        public var resultStore: String?
         public var maxSourceBytes: Int?
         public var maxSourcePixels: Int?
         public var concurrency: Int?
@@ -86,6 +88,7 @@ extension ServerConfiguration {
         put("local-root", flags.localRoot.map { .string($0) })
         put("s3-endpoint", flags.s3Endpoint.map { .string($0) })
         put("s3-region", flags.s3Region.map { .string($0) })
+        put("result-store", flags.resultStore.map { .string($0) })
         put("max-source-bytes", flags.maxSourceBytes.map { .int($0) })
         put("max-source-pixels", flags.maxSourcePixels.map { .int($0) })
         put("concurrency", flags.concurrency.map { .int($0) })
@@ -154,6 +157,7 @@ extension ServerConfiguration {
             s3Endpoint: reader.string(forKey: "s3-endpoint"),
             s3Region: reader.string(forKey: "s3-region") ?? environment["AWS_REGION"].flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1",
             s3Credentials: S3Credentials.environment(environment),
+            resultStore: reader.string(forKey: "result-store"),
             maxSourceBytes: Int64(reader.int(forKey: "max-source-bytes", default: Int(defaults.maxSourceBytes))),
             maxSourcePixels: reader.int(forKey: "max-source-pixels", default: defaults.maxSourcePixels),
             concurrency: reader.int(forKey: "concurrency", default: defaults.concurrency),
@@ -199,6 +203,7 @@ extension ServerConfiguration {
         guard !s3Region.isEmpty, s3Region.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }) else {
             throw ServiceError.badParameter("s3-region must be a region name like eu-west-1")
         }
+        if let resultStore { _ = try ResultStore.validated(resultStore) }
         if let localRoot {
             var isDirectory = false
             guard FileManager.default.fileExists(atPath: localRoot, isDirectory: &isDirectory), isDirectory else {
@@ -243,6 +248,7 @@ extension ServerConfiguration {
             "s3-endpoint: \(s3Endpoint ?? "(AWS: https://BUCKET.s3.\(s3Region).amazonaws.com)")",
             "s3-region: \(s3Region)",
             "s3-credentials: \(s3Credentials == nil ? "(none: unsigned reads)" : "(set)")",
+            "result-store: \(resultStore ?? "(none)")",
             "presets: \(presets.isEmpty ? "(none)" : presets.keys.sorted().joined(separator: ", "))\(presetsOnly ? " (presets only)" : "")",
             "max-source-bytes: \(maxSourceBytes)",
             "max-source-pixels: \(maxSourcePixels)",

@@ -28,7 +28,7 @@ final class ServiceMetrics: Sendable {
         bytesOut = registry.makeCounter(descriptor: Self.descriptor("bytes_out", "total", "Image body bytes sent."))
         renders = registry.makeCounter(descriptor: Self.descriptor("renders", "total", "Decode + resize + encode runs."))
         var hits: [OutputCache.Tier: Counter] = [:]
-        for tier in [OutputCache.Tier.memory, .disk] {
+        for tier in OutputCache.Tier.allCases {
             hits[tier] = registry.makeCounter(
                 descriptor: Self.descriptor("cache_hits", "total", "Image requests served from the output cache."),
                 labels: [("tier", tier.rawValue)])

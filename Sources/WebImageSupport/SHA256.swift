@@ -101,14 +101,7 @@ package struct SHA256: Sendable {
 
     /// Finishes and returns the digest as 64 lowercase hex characters.
     package mutating func finalizeHex() -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for byte in finalize() {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        Hex.lowercase(finalize())
     }
 
     private mutating func compress(_ chunk: UnsafeRawBufferPointer) {

@@ -142,6 +142,7 @@ final class DownloadCoordinator: Sendable {
         case "http", "https": usesSlot = true
         case "file", "data": usesSlot = false
         case "local" where local != nil: usesSlot = false
+        case "s3" where configuration.s3 != nil: usesSlot = true
         default: return (refuse(request.url, .invalidURL(request.url.absoluteString), sink: sink), nil)
         }
 
@@ -296,6 +297,11 @@ final class DownloadCoordinator: Sendable {
                 }
             }
         default:
+            var request = request
+            if let s3 = configuration.s3, S3Configuration.isS3(url) {
+                // Signed now, as it goes out: a signature made when it was queued could expire in the queue.
+                do { request = try s3.signed(request) } catch { return ended(id, .failure(error)) }
+            }
             // Events go from the connection's event loop straight to the callers: no task, no stream.
             let transfer = http.makeTransfer(request, hooks: httpHooks) { [self] event in
                 try handle(event, of: id, work: work)

@@ -161,12 +161,14 @@ public final class HTTPImageLoader: ImageLoader {
     /// A load of `request` that hands each event to `sink` as it happens, on the connection's
     /// event loop; an error thrown by `sink` aborts the load with that error. The downloader uses
     /// this directly, without a stream in between. Call ``HTTPImageTransfer/start(_:)`` to run it.
-    func makeTransfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
+    func makeTransfer(_ request: ImageLoadRequest, method: HTTPRequestMethod = .get, body: Data? = nil, hooks: HTTPLoadHooks,
                       sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) -> HTTPImageTransfer {
         let validators = request.validators.map { HTTPLoadRequest.Validators(etag: $0.etag, lastModified: $0.lastModified) }
-        let http = HTTPLoadRequest(url: request.url, headers: request.headers, timeout: request.timeout,
+        var http = HTTPLoadRequest(url: request.url, headers: request.headers, timeout: request.timeout,
                                    resourceTimeout: request.resourceTimeout, validators: validators,
                                    wantsPartialData: request.wantsPartialData, priority: request.priority.rawValue)
+        http.method = method
+        http.body = body
         return HTTPImageTransfer(transfer: session.makeTransfer(http, hooks: hooks) { event in try sink(ImageLoadEvent(event)) })
     }
 }

@@ -31,10 +31,12 @@ public final class ImageDownloader: ImageLoader {
         coordinator = DownloadCoordinator(configuration: configuration)
     }
 
-    /// Whether `url` is http, https, file or data (or `local`, with ``ImageDownloaderConfiguration/localRoot``).
+    /// Whether `url` is http, https, file or data (or `local`, with ``ImageDownloaderConfiguration/localRoot``;
+    /// or `s3`, with ``ImageDownloaderConfiguration/s3``).
     public func canLoad(_ url: URL) -> Bool {
         let scheme = url.scheme?.lowercased() ?? ""
         return ["http", "https", "file", "data"].contains(scheme) || (scheme == "local" && coordinator.local != nil)
+            || (scheme == "s3" && configuration.s3 != nil)
     }
 
     /// Starts (or joins) a download; the stream is this caller's own. Terminating it detaches the caller.

@@ -125,6 +125,10 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// (`..`, encoded slashes, NUL, links that lead out); anything but a regular file, and a
     /// missing one, fails with ``WebImageError/fileSystem(_:)``. A FIFO never blocks the load.
     public var localRoot: String?
+    /// Where `s3://BUCKET/KEY` URLs are read from and how they are signed; `nil` (the default):
+    /// `s3` URLs are not loaded. They are queued, coalesced (by the `s3://` URL) and sent as the
+    /// downloader's http(s) loads are, under the same redirect and connect-address policies.
+    public var s3: S3Configuration?
     /// Runs on every request before coalescing; may change it or veto it.
     public var requestModifier: ImageDownloader.RequestModifier?
     /// Runs on every response head; may reject it (failing every caller of the download).

@@ -35,7 +35,7 @@ public final class ImageManager: Sendable {
     let failedURLs = FailedURLList()
     private let running = Locked<Set<ImageTask>>([])
     private let storesInFlight = Locked<Set<String>>([])
-    private let backgroundStores = Locked<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
+    private let backgroundStores = BackgroundWrites()
 
     /// Creates a manager from its parts.
     public init(cache: any ImageCaching = ImageCache.shared, loader: any ImageLoader = ImageDownloader.shared,
@@ -163,24 +163,13 @@ public final class ImageManager: Sendable {
     /// Waits until every store still running behind a delivered load has landed. Call it before
     /// a process exits, or the last images loaded may not reach the disk cache.
     public func waitForPendingStores() async {
-        while true {
-            let pending = backgroundStores.withLock { Array($0.tasks.values) }
-            if pending.isEmpty { return }
-            for task in pending { await task.value }
-        }
+        await backgroundStores.waitForAll()
     }
 
     // MARK: Store claims
 
     func storeInBackground(_ work: @escaping @Sendable () async -> Void) {
-        backgroundStores.withLock { state in
-            let id = state.next
-            state.next += 1
-            state.tasks[id] = Task.detached(priority: .utility) { [self] in
-                await work()
-                _ = backgroundStores.withLock { $0.tasks.removeValue(forKey: id) }
-            }
-        }
+        backgroundStores.run(work)
     }
 
     /// Claims the store of `key` so loads that shared a stage don't write the same entry twice.

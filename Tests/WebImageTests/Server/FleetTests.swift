@@ -95,4 +95,45 @@ struct FleetTests {
         #expect(Double(origin.totalRequestCount) == fetchesA + fetchesB)
         try await origin.shutdown()
     }
+
+    /// deploy/README's shared result store: what one instance rendered, the other answers from
+    /// `--result-store` (moto's S3 server) after the first is gone, without fetching the source or rendering.
+    @Test(.enabled(if: MotoS3.available, "python3 with moto[server] and boto3 is not installed"))
+    func anInstanceAnswersFromTheSharedResultStoreWhatAnotherRendered() async throws {
+        let moto = try await MotoS3.start()
+        try await moto.put(bucket: "results", [:])
+        let origin = try await LoopbackServer.start()
+        origin.route("/shared.jpg", .image(try SampleImages.encoded(.jpeg, width: 480, height: 360, seed: 7), contentType: "image/jpeg"))
+        let arguments = ["--allow-private-source", "127.0.0.1:\(origin.port)",
+                         "--s3-endpoint", moto.endpoint, "--result-store", "s3://results/fleet"]
+        let credentials = ["AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"]
+        let a = try await ServeInstance.start(arguments, environment: credentials)
+        let b = try await ServeInstance.start(arguments, environment: credentials)
+        let fleet = try await NginxFleet.start(instances: [a.port, b.port])
+        let source = origin.url("/shared.jpg").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+
+        let first = try await ServerTestClient.send(port: fleet.port, "/image?url=\(source)&w=150&h=150&fit=cover&format=jpeg")
+        #expect(first.status == 200 && first.header("X-Cache-Status") == "MISS")
+        let rendersA = try await a.metrics().sum("webimage_renders_total")
+        let rendersB = try await b.metrics().sum("webimage_renders_total")
+        try #require(rendersA + rendersB == 1, "renders: \(rendersA) + \(rendersB)")
+        let (renderer, other) = rendersA == 1 ? (a, b) : (b, a)
+        // SIGTERM: the instance finishes its write to the store, then exits; nginx routes around it.
+        await renderer.stop()
+        #expect(try await moto.keys(bucket: "results", prefix: "fleet/").count == 1)
+
+        // The same output under a URI nginx has not cached (the parameters in another order).
+        let second = try await ServerTestClient.send(port: fleet.port, "/image?format=jpeg&fit=cover&h=150&w=150&url=\(source)")
+        #expect(second.status == 200 && second.header("X-Cache-Status") == "MISS")
+        #expect(second.body == first.body)
+        let metrics = try await other.metrics()
+        #expect(metrics.sum("webimage_renders_total") == 0, "the other instance rendered")
+        #expect(metrics.sum("webimage_source_fetches_total") == 0, "the other instance fetched the source")
+        #expect(metrics.sum("webimage_cache_hits_total", matching: ["tier": "store"]) == 1)
+        #expect(origin.requestCount(for: "/shared.jpg") == 1)
+        await fleet.stop()
+        await other.stop()
+        try await origin.shutdown()
+        await moto.stop()
+    }
 }

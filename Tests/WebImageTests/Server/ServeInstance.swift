@@ -19,9 +19,11 @@ final class ServeInstance: Sendable {
         self.port = port
     }
 
-    static func start(_ arguments: [String]) async throws -> ServeInstance {
+    /// Starts one; `environment` is added to the test process's.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> ServeInstance {
         let binary = try #require(CrashSafetyTests.binary)
         let child = try await WatchedProcess.start(binary, ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments,
+                                                   environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
                                                    watching: .stdout, ready: listeningPort)
         return ServeInstance(child: child, port: try #require(Int(child.readiness)))
     }

@@ -3,62 +3,50 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import WebImage
 
-/// The credentials S3 reads are signed with: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and,
-/// for temporary credentials, `AWS_SESSION_TOKEN`. Never printed.
-public struct S3Credentials: Sendable, Equatable {
-    public var accessKeyID: String
-    public var secretAccessKey: String
-    public var sessionToken: String?
-
-    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
-        self.accessKeyID = accessKeyID
-        self.secretAccessKey = secretAccessKey
-        self.sessionToken = sessionToken
-    }
-
-    /// The credentials in `environment`, if both the key and the secret are there.
-    public static func environment(_ environment: [String: String]) -> S3Credentials? {
-        guard let key = environment["AWS_ACCESS_KEY_ID"], !key.isEmpty,
-              let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else { return nil }
-        return S3Credentials(accessKeyID: key, secretAccessKey: secret,
-                             sessionToken: environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
-    }
-}
-
-/// AWS Signature Version 4 for the service's S3 reads (`GET`, no body), over the library's
-/// SHA-256 and ``HMACSHA256``: no AWS SDK.
+/// AWS Signature Version 4 for S3 requests (a `GET` without a body, a `PUT` with one), over the
+/// library's SHA-256 and `HMACSHA256`: no AWS SDK.
 ///
-/// The payload hash sent and signed is the SHA-256 of the empty body (a `GET` has none), which
-/// every S3-compatible store accepts over http and https alike, where `UNSIGNED-PAYLOAD` is
-/// refused by some over plain http.
-struct S3RequestSigner: Sendable {
-    let credentials: S3Credentials
-    let region: String
+/// The payload hash sent and signed is the SHA-256 of the body (of the empty body for a `GET`),
+/// which every S3-compatible store accepts over http and https alike, where `UNSIGNED-PAYLOAD`
+/// is refused by some over plain http.
+package struct S3RequestSigner: Sendable {
+    package let credentials: S3Credentials
+    package let region: String
     /// Always `s3` here; a parameter so the signer reads as the algorithm does.
     let service = "s3"
 
-    /// The SHA-256 of the empty body, hex.
-    static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    package init(credentials: S3Credentials, region: String) {
+        self.credentials = credentials
+        self.region = region
+    }
 
-    /// The headers to add to `GET url` at `date`: `Authorization`, `x-amz-date`,
+    /// The SHA-256 of the empty body, hex.
+    package static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    /// The headers to add to `method url` at `date`: `Authorization`, `x-amz-date`,
     /// `x-amz-content-sha256`, and `x-amz-security-token` with a session token. `url`'s path must
     /// already be in canonical form (``canonicalPath(_:)``): it is signed as it is sent; it has no query.
-    func headers(forGET url: URL, date: Date) -> [String: String] {
+    /// `signing` are further headers (names lowercase) to sign, sent as given: a `PUT`'s
+    /// `content-type` and `x-amz-meta-*`.
+    package func headers(method: String = "GET", url: URL, payloadHash: String = emptyPayloadHash,
+                         signing extra: [String: String] = [:], date: Date) -> [String: String] {
         let amzDate = Self.timestamp(date)
         let day = String(amzDate.prefix(8))
-        var headers = ["host": Self.hostHeader(url), "x-amz-date": amzDate, "x-amz-content-sha256": Self.emptyPayloadHash]
+        var headers = extra
+        headers["host"] = Self.hostHeader(url)
+        headers["x-amz-date"] = amzDate
+        headers["x-amz-content-sha256"] = payloadHash
         if let token = credentials.sessionToken { headers["x-amz-security-token"] = token }
         let names = headers.keys.sorted()
         let signedHeaders = names.joined(separator: ";")
         let canonicalRequest = [
-            "GET",
+            method,
             url.path(percentEncoded: true).isEmpty ? "/" : url.path(percentEncoded: true),
             "",  // The canonical query: S3 reads carry none.
-            names.map { "\($0):\(headers[$0]!.trimmingSpacesAndTabs)\n" }.joined(),
+            names.map { "\($0):\(headers[$0, default: ""].trimmingSpacesAndTabs)\n" }.joined(),
             signedHeaders,
-            Self.emptyPayloadHash,
+            payloadHash,
         ].joined(separator: "\n")
         let scope = "\(day)/\(region)/\(service)/aws4_request"
         let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, SHA256.hex(of: Array(canonicalRequest.utf8))].joined(separator: "\n")
@@ -66,7 +54,7 @@ struct S3RequestSigner: Sendable {
         for part in [day, region, service, "aws4_request"] {
             key = HMACSHA256.authenticationCode(for: Array(part.utf8), key: key)
         }
-        let signature = RequestSignature.hex(HMACSHA256.authenticationCode(for: Array(stringToSign.utf8), key: key))
+        let signature = Hex.lowercase(HMACSHA256.authenticationCode(for: Array(stringToSign.utf8), key: key))
         headers["authorization"] = "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
         // The client sends its own Host header: it is signed, not added twice.
         headers["host"] = nil
@@ -74,7 +62,7 @@ struct S3RequestSigner: Sendable {
     }
 
     /// `Host` as a client sends it: the port only when it is not the scheme's default.
-    static func hostHeader(_ url: URL) -> String {
+    package static func hostHeader(_ url: URL) -> String {
         let host = url.host(percentEncoded: true) ?? ""
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         guard let port = url.port else { return bracketed }
@@ -84,7 +72,7 @@ struct S3RequestSigner: Sendable {
 
     /// `yyyyMMdd'T'HHmmss'Z'` in UTC (the civil calendar from the day count, so no calendar or
     /// time-zone database is needed).
-    static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
         let (days, second) = (seconds.floorDivided(by: 86_400), seconds.floorModulo(86_400))
         // Howard Hinnant's days_from_civil inverse.
@@ -103,7 +91,7 @@ struct S3RequestSigner: Sendable {
 
     /// An object key as S3 signs it: every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`)
     /// and `/` percent-encoded, uppercase hex.
-    static func canonicalPath(_ key: [UInt8]) -> String {
+    package static func canonicalPath(_ key: [UInt8]) -> String {
         var out = ""
         for byte in key {
             switch byte {
