@@ -95,6 +95,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("cache-control-max-age"), help: "max-age of Cache-Control on images, seconds (default 86400).")
     var cacheControlMaxAge: Int?
 
+    @Option(name: .customLong("render-timeout"), help: ArgumentHelp("A render past this many seconds answers 503 renderTimedOut (default 30).", valueName: "S"))
+    var renderTimeout: Double?
+
+    @Option(name: .customLong("client-timeout"),
+            help: ArgumentHelp("Close a connection that has not sent a complete request head this many seconds after it opened or after its last response (default 10).", valueName: "S"))
+    var clientTimeout: Double?
+
+    @Option(name: .customLong("shutdown-delay"),
+            help: ArgumentHelp("After SIGTERM, answer /readyz with 503 and keep serving this many seconds before stopping (default 0).", valueName: "S"))
+    var shutdownDelay: Double?
+
     @Option(name: .customLong("memory-budget-mib"),
             help: "Memory above the baseline for the memory cache and the renders in flight, MiB (default 1024, or 3/4 of the cgroup memory limit when less); renders wait for room.")
     var memoryBudgetMib: Int?
@@ -120,6 +131,9 @@ struct ServeCommand: AsyncParsableCommand {
         flags.maxSourcePixels = maxSourcePixels
         flags.concurrency = concurrency
         flags.cacheControlMaxAge = cacheControlMaxAge
+        flags.renderTimeout = renderTimeout
+        flags.clientTimeout = clientTimeout
+        flags.shutdownDelay = shutdownDelay
         flags.memoryBudgetMiB = memoryBudgetMib
         let configuration: ServerConfiguration
         do {
@@ -136,7 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
         // =warning keeps a benchmark's stderr quiet.
         var logger = Logger(label: "webimage.serve")
         logger.logLevel = ProcessInfo.processInfo.environment["WEBIMAGE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let server = try ImageServer(configuration: configuration, logger: logger)
+        let server = try ImageServer(configuration: configuration, logger: logger, metrics: .process)
         try await server.run { port in
             // Flushed at once: scripts and tests wait for this line on a pipe.
             print("webimage serve: listening on http://\(configuration.host):\(port)")

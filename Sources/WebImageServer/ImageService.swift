@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Logging
 import NIOPosix
+import Tracing
 import WebImage
 
 /// What `GET /image` does between parsing and answering: the output cache, coalescing,
@@ -13,11 +14,11 @@ import WebImage
 final class ImageService: Sendable {
     /// How a request was answered from the service's point of view.
     enum Source: String, Sendable { case memory, disk, render, joined }
-    private static let logger = Logger(label: "webimage.serve")
 
     let configuration: ServerConfiguration
     let sourceGuard: SourceGuard
     let metrics: ServiceMetrics
+    private let tracer: any Tracer
     private let downloader: ImageDownloader
     /// S3 reads (and the result store's writes): to the configured endpoint only (exempt from
     /// the private-address guard for these requests alone), no redirect followed.
@@ -38,9 +39,10 @@ final class ImageService: Sendable {
     /// The bytes renders may hold at once (the memory budget less the memory cache).
     private let renderMemory: RenderMemoryBudget
 
-    init(configuration: ServerConfiguration, metrics: ServiceMetrics) throws {
+    init(configuration: ServerConfiguration, metrics: ServiceMetrics, tracer: any Tracer, logger: Logger) throws {
         self.configuration = configuration
         self.metrics = metrics
+        self.tracer = tracer
         let sourceGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
                                           privateSourceHosts: configuration.privateSourceHosts,
                                           allowedSourcePrefixes: configuration.allowedSourcePrefixes)
@@ -67,7 +69,7 @@ final class ImageService: Sendable {
         s3Downloads.connectAddressPolicy = { host, port, address in endpointGuard.allowsConnection(host: host, port: port, address: address) }
         let s3 = ImageDownloader(configuration: s3Downloads)
         self.s3 = s3
-        resultStore = try configuration.resultStore.map { try ResultStore(location: $0, downloader: s3, logger: Self.logger) }
+        resultStore = try configuration.resultStore.map { try ResultStore(location: $0, downloader: s3, logger: logger) }
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit)
@@ -134,7 +136,7 @@ final class ImageService: Sendable {
                         metrics.cacheHit(.store)
                         image = stored
                     } else {
-                        image = try await render(parameters, choice: choice, logger: logger)
+                        image = try await withRenderTimeout { [self] in try await render(parameters, choice: choice, logger: logger) }
                         resultStore?.store(image, forKey: key)
                     }
                     cache.store(image, forKey: key)
@@ -177,6 +179,8 @@ final class ImageService: Sendable {
         let reserved = estimate ?? renderMemory.capacity
         try await renderMemory.acquire(reserved)
         defer { renderMemory.release(reserved) }
+        // Timed out while it waited for the budget: the budget goes back before any work.
+        try Task.checkCancellation()
         let admitted = ContinuousClock.now
         let image: RenderedImage
         do {
@@ -226,9 +230,22 @@ final class ImageService: Sendable {
 
     private func fetch(_ url: URL) async throws -> (Data, ImageLoadResponse) {
         let isS3 = S3Configuration.isS3(url)
+        let span = tracer.startSpan("fetch source", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        defer { span.end() }
+        span.attributes["url.scheme"] = url.scheme ?? ""
+        // The source request continues the trace (`traceparent`, as the tracer writes it).
+        var headers: [String: String] = [:]
+        tracer.inject(span.context, into: &headers, using: DictionaryInjector())
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadOutcome, WebImageError>, Never>) in
-            _ = (isS3 ? s3 : downloader).download(ImageLoadRequest(url: url), options: DownloadOptions(reportsProgress: false),
+            _ = (isS3 ? s3 : downloader).download(ImageLoadRequest(url: url, headers: headers), options: DownloadOptions(reportsProgress: false),
                                                   progress: nil) { continuation.resume(returning: $0) }
+        }
+        switch result {
+        case .success(.data(let data, _)): span.attributes["webimage.source.bytes"] = data.count
+        case .failure(let error):
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+        case .success(.notModified): break
         }
         switch result {
         case .success(.data(let data, let response)):
@@ -251,4 +268,34 @@ final class ImageService: Sendable {
             throw error
         }
     }
+
+    /// Runs `render` with `--render-timeout`: past it, its waiters get 503 `renderTimedOut` at
+    /// once, and the render is cancelled (a render waiting for the memory budget gives it back
+    /// without starting; one already on a thread finishes its step, then its budget is freed).
+    private func withRenderTimeout(_ render: @escaping @Sendable () async throws -> RenderedImage) async throws -> RenderedImage {
+        let limit = configuration.renderTimeout
+        let work = Task(operation: render)
+        let outcome = Locked<CheckedContinuation<RenderedImage, any Error>?>(nil)
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.withLock { $0 = continuation }
+            let timer = Task { [metrics] in
+                guard (try? await Task.sleep(for: limit)) != nil,
+                      let waiting = outcome.withLock({ state in defer { state = nil }; return state }) else { return }
+                work.cancel()
+                metrics.renderTimedOut()
+                waiting.resume(throwing: ServiceError(status: 503, code: "renderTimedOut",
+                                                      message: "the render took longer than \(limit) (--render-timeout)"))
+            }
+            Task {
+                let result = await work.result
+                timer.cancel()
+                outcome.withLock { state in defer { state = nil }; return state }?.resume(with: result)
+            }
+        }
+    }
+}
+
+/// Writes a trace context into request headers for the tracer.
+private struct DictionaryInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) { carrier[key] = value }
 }

@@ -66,6 +66,16 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How long a source may stay silent before the request fails with 504 (a whole fetch gets
     /// four times this).
     public var sourceTimeout: Duration = .seconds(15)
+    /// `--render-timeout S` (default 30 s): a render (its wait for the memory budget, decode,
+    /// transforms, encode) past it answers 503 `renderTimedOut` and is cancelled, its budget freed.
+    public var renderTimeout: Duration = .seconds(30)
+    /// `--client-timeout S` (default 10 s): a connection that has not sent a complete request
+    /// head this long after it opened or after its last response is closed (slow-loris clients).
+    public var clientTimeout: Duration = .seconds(10)
+    /// `--shutdown-delay S` (default 0): after SIGTERM, `/readyz` answers 503 at once while the
+    /// server goes on serving for this long before it stops accepting connections, so a load
+    /// balancer that polls readiness takes the instance out of rotation first.
+    public var shutdownDelay: Duration = .zero
     /// The deprecated setting names the configuration was given under (`allow-source`), so the
     /// summary shows a setting under the name its operator used.
     var deprecatedNamesUsed: Set<String> = []

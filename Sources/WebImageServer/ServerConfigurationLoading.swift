@@ -41,6 +41,12 @@ extension ServerConfiguration {
         public var cacheControlMaxAge: Int?
         /// `--memory-budget-mib`, in MiB.
         public var memoryBudgetMiB: Int?
+        /// `--render-timeout S`.
+        public var renderTimeout: Double?
+        /// `--client-timeout S`.
+        public var clientTimeout: Double?
+        /// `--shutdown-delay S`.
+        public var shutdownDelay: Double?
 
         /// No flags.
         public init() {}
@@ -94,6 +100,9 @@ extension ServerConfiguration {
         put("concurrency", flags.concurrency.map { .int($0) })
         put("cache-control-max-age", flags.cacheControlMaxAge.map { .int($0) })
         put("memory-budget-mib", flags.memoryBudgetMiB.map { .int($0) })
+        put("render-timeout", flags.renderTimeout.map { .double($0) })
+        put("client-timeout", flags.clientTimeout.map { .double($0) })
+        put("shutdown-delay", flags.shutdownDelay.map { .double($0) })
 
         // Each layer answers for a renamed setting under its new name, then under its old one.
         let renamed = ["allow-private-source": "allow-source"]
@@ -164,8 +173,20 @@ extension ServerConfiguration {
             cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
             memoryBudgetBytes: budgetMiB << 20)
         configuration.deprecatedNamesUsed = deprecatedNamesUsed
+        configuration.renderTimeout = try seconds("render-timeout", reader.double(forKey: "render-timeout", default: 30), allowsZero: false)
+        configuration.clientTimeout = try seconds("client-timeout", reader.double(forKey: "client-timeout", default: 10), allowsZero: false)
+        configuration.shutdownDelay = try seconds("shutdown-delay", reader.double(forKey: "shutdown-delay", default: 0), allowsZero: true)
         try configuration.validate()
         return configuration
+    }
+
+    /// `value` seconds as a duration: finite, at most a day, above zero unless `allowsZero`.
+    /// - Throws: ``ServiceError`` naming the setting.
+    static func seconds(_ name: String, _ value: Double, allowsZero: Bool) throws -> Duration {
+        guard value.isFinite, value <= 86_400, allowsZero ? value >= 0 : value > 0 else {
+            throw ServiceError.badParameter("\(name) must be \(allowsZero ? "0" : "more than 0") to 86400 seconds")
+        }
+        return .nanoseconds(Int64((value * 1e9).rounded()))
     }
 
     /// The memory budget when none is given, in MiB: 1024, or three quarters of the control
@@ -254,6 +275,9 @@ extension ServerConfiguration {
             "max-source-pixels: \(maxSourcePixels)",
             "concurrency: \(concurrency)",
             "cache-control-max-age: \(cacheControlMaxAge)",
+            "render-timeout: \(renderTimeout)",
+            "client-timeout: \(clientTimeout)",
+            "shutdown-delay: \(shutdownDelay)",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",
         ].joined(separator: "\n")
