@@ -159,6 +159,7 @@ let package = Package(
             dependencies: [
                 "WebImage", "WebImageTestSupport", "WebImageServer", "CLCMS2",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
