@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
-import NIOPosix
 import Tracing
 import WebImage
 
@@ -165,7 +164,7 @@ final class ImageService: Sendable {
     }
 
     /// Gets the source (kept, or fetched once for all its variants), waits until its estimate
-    /// fits in the memory budget, and renders it on NIO's blocking thread pool, off the cooperative threads.
+    /// fits in the memory budget, and renders it in a slot of the process's CPU budget (``WorkQueue/cpu``), off the cooperative threads.
     private func render(_ parameters: ImageParameters, choice: FormatNegotiation.Choice, logger: Logger) async throws -> RenderedImage {
         let start = ContinuousClock.now
         let source = try await source(for: parameters.url)
@@ -184,7 +183,10 @@ final class ImageService: Sendable {
         let admitted = ContinuousClock.now
         let image: RenderedImage
         do {
-            image = try await NIOThreadPool.singleton.runIfActive { [validators = source.validators, data = source.data] in
+            // A slot of the process's CPU budget, as the library's decodes take: renders and
+            // loads in one process never run more CPU work than cores.
+            image = try await WorkQueue.cpu.perform(ticket: WorkQueue.cpu.makeTicket(), priority: .normal) {
+                [validators = source.validators, data = source.data] in
                 try renderer.render(data, sourceValidators: validators, parameters: parameters, choice: choice)
             }
         } catch WebImageError.truncatedData(let reason) {
