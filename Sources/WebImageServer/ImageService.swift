@@ -23,7 +23,8 @@ final class ImageService: Sendable {
     private let s3: (source: S3Source, downloader: ImageDownloader)
     private let renderer: ImageRenderer
     private let cache: OutputCache
-    private let avifEncoderAvailable: Bool
+    /// The `--auto-formats` candidates this build can encode.
+    private let encodable: Set<ImageFormat>
     private let signature: RequestSignature?
     private let presets: ImagePresets
     /// Renders in progress by output key: identical requests wait for the same one.
@@ -64,9 +65,10 @@ final class ImageService: Sendable {
         s3 = (s3Source, ImageDownloader(configuration: s3Downloads))
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
-                                 animationByteLimit: configuration.animationByteLimit)
+                                 animationByteLimit: configuration.animationByteLimit,
+                                 settings: try RenderSettings(configuration, coders: coders))
         renderMemory = RenderMemoryBudget(capacity: configuration.renderBudgetBytes)
-        avifEncoderAvailable = coders.canEncode(.avif)
+        encodable = Set(FormatNegotiation.autoFormatCandidates.filter { coders.canEncode($0) })
         cache = OutputCache(directory: configuration.cacheDirectory.map { URL(fileURLWithPath: $0) },
                             memoryBytes: configuration.memoryCacheBytes)
         signature = configuration.signingKeys.isEmpty ? nil : RequestSignature(keys: configuration.signingKeys)
@@ -85,6 +87,9 @@ final class ImageService: Sendable {
     func parameters(query: String) throws -> ImageParameters {
         let parameters = try ImageParameters(query: query, presets: presets, presetsOnly: configuration.presetsOnly)
         if let signature { try signature.verify(query: query, signature: parameters.signature) }
+        if parameters.watermark != nil, configuration.watermarkFile == nil {
+            throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
+        }
         if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
             throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
         }
@@ -96,8 +101,9 @@ final class ImageService: Sendable {
     /// render in progress, or rendered.
     /// - Throws: ``ServiceError``.
     func image(for parameters: ImageParameters, accept: String?, logger: Logger) async throws -> (RenderedImage, Source) {
-        let choice = FormatNegotiation.choice(for: parameters.format, accept: accept, avifEncoderAvailable: avifEncoderAvailable)
-        let key = "\(parameters.url.absoluteString)\n\(parameters.renderKey)\n\(choice.rawValue)"
+        let choice = FormatNegotiation.choice(for: parameters.format, accept: accept, autoFormats: configuration.autoFormats,
+                                              canEncode: encodable.contains)
+        let key = renderer.outputKey(parameters, choice: choice)
         if let hit = await cache.value(forKey: key) {
             metrics.cacheHit(hit.tier)
             return (hit.image, hit.tier == .memory ? .memory : .disk)
@@ -155,7 +161,7 @@ final class ImageService: Sendable {
                                             animationByteLimit: configuration.animationByteLimit)
         let renderer = estimate != nil ? self.renderer : ImageRenderer(
             coders: self.renderer.coders, maxSourcePixels: min(self.renderer.maxSourcePixels, renderMemory.capacity / 10),
-            animationByteLimit: self.renderer.animationByteLimit)
+            animationByteLimit: self.renderer.animationByteLimit, settings: self.renderer.settings)
         let reserved = estimate ?? renderMemory.capacity
         try await renderMemory.acquire(reserved)
         defer { renderMemory.release(reserved) }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImage
 
 /// Everything `webimage serve` can be told: flags, a config file or environment variables all end
 /// up here.
@@ -61,6 +62,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How long a source may stay silent before the request fails with 504 (a whole fetch gets
     /// four times this).
     public var sourceTimeout: Duration = .seconds(15)
+    /// `--quality FORMAT=Q,...`: the quality of each lossy output format when a request has no
+    /// `q` (``defaultQualities`` for those not named).
+    public var qualities: [ImageFormat: Int] = ServerConfiguration.defaultQualities
+    /// `--auto-formats LIST`: the formats `format=auto` tries, in order, among those `Accept`
+    /// names (``FormatNegotiation/autoFormatCandidates``; default `avif,webp`).
+    public var autoFormats: [ImageFormat] = FormatNegotiation.defaultAutoFormats
+    /// `--watermark FILE`: the image `wm` composites (any decodable image; alpha kept); `nil`:
+    /// `wm` is refused with 400.
+    public var watermarkFile: String?
     /// The deprecated setting names the configuration was given under (`allow-source`), so the
     /// summary shows a setting under the name its operator used.
     var deprecatedNamesUsed: Set<String> = []
@@ -105,6 +115,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.cacheControlMaxAge = cacheControlMaxAge
         self.memoryBudgetBytes = memoryBudgetBytes
     }
+
+    /// The quality of each lossy format when neither `q` nor `--quality` says: JPEG 80, WebP 80,
+    /// AVIF 60, JPEG XL 80.
+    public static let defaultQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 80]
 
     /// The smallest budget accepted, in MiB: the memory cache's quarter and room for a 2 MP render.
     public static let minimumMemoryBudgetMiB = 32

@@ -39,6 +39,12 @@ extension ServerConfiguration {
         public var cacheControlMaxAge: Int?
         /// `--memory-budget-mib`, in MiB.
         public var memoryBudgetMiB: Int?
+        /// `--quality FORMAT=Q,...`, repeatable (the lists are joined).
+        public var qualities: [String] = []
+        /// `--auto-formats LIST`, comma-separated.
+        public var autoFormats: String?
+        /// `--watermark FILE`.
+        public var watermarkFile: String?
 
         /// No flags.
         public init() {}
@@ -91,6 +97,9 @@ extension ServerConfiguration {
         put("concurrency", flags.concurrency.map { .int($0) })
         put("cache-control-max-age", flags.cacheControlMaxAge.map { .int($0) })
         put("memory-budget-mib", flags.memoryBudgetMiB.map { .int($0) })
+        put("quality", flags.qualities.isEmpty ? nil : .string(flags.qualities.joined(separator: ",")))
+        put("auto-formats", flags.autoFormats.map { .string($0) })
+        put("watermark", flags.watermarkFile.map { .string($0) })
 
         // Each layer answers for a renamed setting under its new name, then under its old one.
         let renamed = ["allow-private-source": "allow-source"]
@@ -160,8 +169,44 @@ extension ServerConfiguration {
             cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
             memoryBudgetBytes: budgetMiB << 20)
         configuration.deprecatedNamesUsed = deprecatedNamesUsed
+        // A comma-separated string (a flag, the environment, the file) or the file's list.
+        func list(_ key: String) -> String? {
+            reader.string(forKey: ConfigKey(key)) ?? reader.stringArray(forKey: ConfigKey(key))?.joined(separator: ",")
+        }
+        if let text = list("quality") { configuration.qualities = try Self.qualities(text) }
+        if let text = list("auto-formats") { configuration.autoFormats = try Self.autoFormats(text) }
+        configuration.watermarkFile = reader.string(forKey: "watermark")
         try configuration.validate()
         return configuration
+    }
+
+    /// `--quality`'s `FORMAT=Q,...` (`jpeg=85,avif=50`) over ``defaultQualities``.
+    /// - Throws: ``ServiceError`` naming the entry that is not a lossy format with a quality in 1...100.
+    public static func qualities(_ text: String) throws -> [ImageFormat: Int] {
+        var qualities = defaultQualities
+        for entry in text.split(separator: ",") {
+            let parts = entry.split(separator: "=", omittingEmptySubsequences: false).map { $0.trimmingSpacesAndTabs.lowercased() }
+            guard parts.count == 2, let format = ImageFormat(rawValue: parts[0] == "jpg" ? "jpeg" : parts[0]),
+                  defaultQualities[format] != nil, let quality = Int(parts[1]), (1...100).contains(quality) else {
+                throw ServiceError.badParameter("quality '\(entry)': expected FORMAT=Q, FORMAT one of jpeg, webp, avif, jxl and Q in 1...100")
+            }
+            qualities[format] = quality
+        }
+        return qualities
+    }
+
+    /// `--auto-formats`' list (`avif,webp`, in the order `format=auto` tries them; may be empty).
+    /// - Throws: ``ServiceError`` naming a format that is not avif, webp or jxl, or one given twice.
+    public static func autoFormats(_ text: String) throws -> [ImageFormat] {
+        var formats: [ImageFormat] = []
+        for name in text.split(separator: ",").map({ $0.trimmingSpacesAndTabs.lowercased() }) where !name.isEmpty {
+            guard let format = ImageFormat(rawValue: name), FormatNegotiation.autoFormatCandidates.contains(format) else {
+                throw ServiceError.badParameter("auto-formats: '\(name)' is not one of avif, webp, jxl")
+            }
+            guard !formats.contains(format) else { throw ServiceError.badParameter("auto-formats: '\(name)' given twice") }
+            formats.append(format)
+        }
+        return formats
     }
 
     /// The memory budget when none is given, in MiB: 1024, or three quarters of the control
@@ -198,6 +243,9 @@ extension ServerConfiguration {
         }
         guard !s3Region.isEmpty, s3Region.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }) else {
             throw ServiceError.badParameter("s3-region must be a region name like eu-west-1")
+        }
+        if let watermarkFile, !FileManager.default.isReadableFile(atPath: watermarkFile) {
+            throw ServiceError.badParameter("watermark \(watermarkFile) is not a readable file")
         }
         if let localRoot {
             var isDirectory = false
@@ -248,6 +296,9 @@ extension ServerConfiguration {
             "max-source-pixels: \(maxSourcePixels)",
             "concurrency: \(concurrency)",
             "cache-control-max-age: \(cacheControlMaxAge)",
+            "quality: " + qualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: ","),
+            "auto-formats: \(autoFormats.isEmpty ? "(none: jpeg or png)" : autoFormats.map(\.rawValue).joined(separator: ","))",
+            "watermark: \(watermarkFile ?? "(none: wm refused)")",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",
         ].joined(separator: "\n")
