@@ -26,7 +26,8 @@ final class ImageService: Sendable {
     private let resultStore: ResultStore?
     private let renderer: ImageRenderer
     private let cache: OutputCache
-    private let avifEncoderAvailable: Bool
+    /// The `--auto-formats` candidates this build can encode.
+    private let encodable: Set<ImageFormat>
     private let signature: RequestSignature?
     private let presets: ImagePresets
     /// Renders in progress by output key: identical requests wait for the same one.
@@ -71,9 +72,10 @@ final class ImageService: Sendable {
         resultStore = try configuration.resultStore.map { try ResultStore(location: $0, downloader: s3, logger: logger) }
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
-                                 animationByteLimit: configuration.animationByteLimit)
+                                 animationByteLimit: configuration.animationByteLimit,
+                                 settings: try RenderSettings(configuration, coders: coders))
         renderMemory = RenderMemoryBudget(capacity: configuration.renderBudgetBytes)
-        avifEncoderAvailable = coders.canEncode(.avif)
+        encodable = Set(FormatNegotiation.autoFormatCandidates.filter { coders.canEncode($0) })
         cache = OutputCache(directory: configuration.cacheDirectory.map { URL(fileURLWithPath: $0) },
                             memoryBytes: configuration.memoryCacheBytes)
         signature = configuration.signingKeys.isEmpty ? nil : RequestSignature(keys: configuration.signingKeys)
@@ -93,6 +95,9 @@ final class ImageService: Sendable {
     func parameters(query: String) throws -> ImageParameters {
         let parameters = try ImageParameters(query: query, presets: presets, presetsOnly: configuration.presetsOnly)
         if let signature { try signature.verify(query: query, signature: parameters.signature) }
+        if parameters.watermark != nil, configuration.watermarkFile == nil {
+            throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
+        }
         if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
             throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
         }
@@ -107,8 +112,9 @@ final class ImageService: Sendable {
     /// render in progress, or rendered.
     /// - Throws: ``ServiceError``.
     func image(for parameters: ImageParameters, accept: String?, logger: Logger) async throws -> (RenderedImage, Source) {
-        let choice = FormatNegotiation.choice(for: parameters.format, accept: accept, avifEncoderAvailable: avifEncoderAvailable)
-        let key = "\(parameters.url.absoluteString)\n\(parameters.renderKey)\n\(choice.rawValue)"
+        let choice = FormatNegotiation.choice(for: parameters.format, accept: accept, autoFormats: configuration.autoFormats,
+                                              canEncode: encodable.contains)
+        let key = renderer.outputKey(parameters, choice: choice)
         if let hit = await cache.value(forKey: key) {
             metrics.cacheHit(hit.tier)
             return (hit.image, hit.tier == .memory ? .memory : .disk)
@@ -174,7 +180,7 @@ final class ImageService: Sendable {
                                             animationByteLimit: configuration.animationByteLimit)
         let renderer = estimate != nil ? self.renderer : ImageRenderer(
             coders: self.renderer.coders, maxSourcePixels: min(self.renderer.maxSourcePixels, renderMemory.capacity / 10),
-            animationByteLimit: self.renderer.animationByteLimit)
+            animationByteLimit: self.renderer.animationByteLimit, settings: self.renderer.settings)
         let reserved = estimate ?? renderMemory.capacity
         try await renderMemory.acquire(reserved)
         defer { renderMemory.release(reserved) }

@@ -76,6 +76,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// server goes on serving for this long before it stops accepting connections, so a load
     /// balancer that polls readiness takes the instance out of rotation first.
     public var shutdownDelay: Duration = .zero
+    /// `--quality FORMAT=Q,...`: the quality of each lossy output format when a request has no
+    /// `q` (``defaultQualities`` for those not named).
+    public var qualities: [ImageFormat: Int] = ServerConfiguration.defaultQualities
+    /// `--auto-formats LIST`: the formats `format=auto` tries, in order, among those `Accept`
+    /// names (``FormatNegotiation/autoFormatCandidates``; default `avif,webp`).
+    public var autoFormats: [ImageFormat] = FormatNegotiation.defaultAutoFormats
+    /// `--watermark FILE`: the image `wm` composites (any decodable image; alpha kept); `nil`:
+    /// `wm` is refused with 400.
+    public var watermarkFile: String?
     /// The deprecated setting names the configuration was given under (`allow-source`), so the
     /// summary shows a setting under the name its operator used.
     var deprecatedNamesUsed: Set<String> = []
@@ -121,6 +130,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.cacheControlMaxAge = cacheControlMaxAge
         self.memoryBudgetBytes = memoryBudgetBytes
     }
+
+    /// The quality of each lossy format when neither `q` nor `--quality` says: JPEG 80, WebP 80,
+    /// AVIF 60, JPEG XL 80.
+    public static let defaultQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 80]
 
     /// The smallest budget accepted, in MiB: the memory cache's quarter and room for a 2 MP render.
     public static let minimumMemoryBudgetMiB = 32
