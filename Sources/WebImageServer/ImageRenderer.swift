@@ -6,7 +6,7 @@ import Foundation
 import WebImage
 
 /// Decode, transform, encode: one source's bytes to one response body. Synchronous CPU work, run
-/// on NIO's blocking thread pool by the service.
+/// in a slot of the process's CPU budget by the service.
 ///
 /// The order of operations: orientation (in the decode) → `crop` → `rotate`/`flip` → resize
 /// (`fit`, `gravity` or `focus`, `dpr`) → `blur` → `sharpen` → watermark → flatten on `bg`
@@ -22,7 +22,7 @@ struct ImageRenderer: Sendable {
     /// Renders `source` for `parameters`; `sourceValidators` (the source's ETag or Last-Modified,
     /// or a hash of its bytes) and the options make the strong ETag.
     func render(_ source: Data, sourceValidators: String, parameters: ImageParameters,
-                choice: FormatNegotiation.Choice) throws -> RenderedImage {
+                choice: FormatNegotiation.Choice, stages: RenderStages = .untraced) throws -> RenderedImage {
         let detection = FormatDetection(source)
         let keepsFrames = FormatNegotiation.canAnimate(
             FormatNegotiation.format(for: choice, isAnimated: detection.isAnimated, hasAlpha: false))
@@ -33,20 +33,37 @@ struct ImageRenderer: Sendable {
         // Not with `crop`: its rectangle is in the source's own pixels.
         options.maxPixelSize = parameters.crop != nil ? nil
             : Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source), isJPEG: detection.format == .jpeg)
-        var image = try coders.decode(source, options: options)
-        if let side = options.maxPixelSize, max(image.width, image.height) >= side, !Self.isLargeEnough(image, for: parameters) {
-            options.maxPixelSize = nil
-            image = try coders.decode(source, options: options)
+        var image = try stages.run("decode") { span in
+            span.attributes["webimage.source.bytes"] = source.count
+            var image = try coders.decode(source, options: options)
+            if let side = options.maxPixelSize, max(image.width, image.height) >= side, !Self.isLargeEnough(image, for: parameters) {
+                options.maxPixelSize = nil
+                image = try coders.decode(source, options: options)
+            }
+            span.attributes["webimage.decoded.width"] = image.width
+            span.attributes["webimage.decoded.height"] = image.height
+            span.attributes["webimage.decoded.frames"] = image.frames.count
+            return image
         }
-        image = try transform(image, for: parameters)
-        let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
-        if !FormatNegotiation.keepsAlpha(format) {
-            image = try ImageTransformers.Flatten(color: parameters.background).transform(image)
+        let format = try stages.run("transform") { span in
+            image = try transform(image, for: parameters)
+            let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
+            if !FormatNegotiation.keepsAlpha(format) {
+                image = try ImageTransformers.Flatten(color: parameters.background).transform(image)
+            }
+            span.attributes["webimage.output.width"] = image.width
+            span.attributes["webimage.output.height"] = image.height
+            return format
         }
-        let quality = parameters.quality ?? settings.quality(for: format)
-        let encodeOptions = EncodeOptions(quality: Double(quality) / 100, firstFrameOnly: !FormatNegotiation.canAnimate(format),
-                                          progressive: parameters.progressive)
-        let body = try coders.encode(image, format: format, options: encodeOptions)
+        let body = try stages.run("encode") { span in
+            let quality = parameters.quality ?? settings.quality(for: format)
+            let encodeOptions = EncodeOptions(quality: Double(quality) / 100, firstFrameOnly: !FormatNegotiation.canAnimate(format),
+                                              progressive: parameters.progressive)
+            let body = try coders.encode(image, format: format, options: encodeOptions)
+            span.attributes["webimage.output.format"] = format.rawValue
+            span.attributes["webimage.output.bytes"] = body.count
+            return body
+        }
         let etag = Self.etag(sourceValidators: sourceValidators, parameters: parameters, format: format,
                              settings: settings.keySuffix(for: parameters))
         return RenderedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)

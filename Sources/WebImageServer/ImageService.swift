@@ -191,9 +191,16 @@ final class ImageService: Sendable {
         do {
             // A slot of the process's CPU budget, as the library's decodes take: renders and
             // loads in one process never run more CPU work than cores.
-            image = try await WorkQueue.cpu.perform(ticket: WorkQueue.cpu.makeTicket(), priority: .normal) {
-                [validators = source.validators, data = source.data] in
-                try renderer.render(data, sourceValidators: validators, parameters: parameters, choice: choice)
+            let cancelled = Locked(false)
+            let stages = RenderStages(tracer: tracer, context: ServiceContext.current ?? .topLevel,
+                                      isCancelled: { cancelled.withLock { $0 } })
+            image = try await withTaskCancellationHandler {
+                try await WorkQueue.cpu.perform(ticket: WorkQueue.cpu.makeTicket(), priority: .normal) {
+                    [validators = source.validators, data = source.data] in
+                    try renderer.render(data, sourceValidators: validators, parameters: parameters, choice: choice, stages: stages)
+                }
+            } onCancel: {
+                cancelled.withLock { $0 = true }
             }
         } catch WebImageError.truncatedData(let reason) {
             // The whole body arrived: an image that ends early is a broken image, not a broken fetch.

@@ -91,7 +91,7 @@ struct ServerEmbeddingTests {
         try await origin.shutdown()
     }
 
-    @Test func aRequestIsASpanItsSourceFetchAChildAndTheTraceGoesOnToTheOrigin() async throws {
+    @Test func aRequestIsASpanItsFetchAndRenderStagesChildrenAndTheTraceGoesOnToTheOrigin() async throws {
         let origin = try await LoopbackServer.start()
         origin.route("/a.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
         let tracer = W3CInMemoryTracer()
@@ -110,6 +110,18 @@ struct ServerEmbeddingTests {
         let fetch = try #require(spans.first { $0.operationName == "fetch source" })
         #expect(fetch.traceID == traceID && fetch.parentSpanID == request.spanID && fetch.kind == .client)
         #expect(fetch.attributes["webimage.source.bytes"]?.toSpanAttribute() == .int64(Int64(ServerTestImages.photo.count)))
+        // The render's stages, children of the request's span, with their sizes.
+        let decode = try #require(spans.first { $0.operationName == "decode" })
+        let transform = try #require(spans.first { $0.operationName == "transform" })
+        let encode = try #require(spans.first { $0.operationName == "encode" })
+        for stage in [decode, transform, encode] {
+            #expect(stage.traceID == traceID && stage.parentSpanID == request.spanID, "\(stage.operationName)")
+        }
+        #expect(decode.attributes["webimage.source.bytes"]?.toSpanAttribute() == .int64(Int64(ServerTestImages.photo.count)))
+        #expect(decode.attributes["webimage.decoded.width"] != nil)
+        #expect(transform.attributes["webimage.output.width"]?.toSpanAttribute() == .int64(30))
+        #expect(encode.attributes["webimage.output.bytes"]?.toSpanAttribute() == .int64(Int64(response.body.count)))
+        #expect(encode.attributes["webimage.output.format"]?.toSpanAttribute() == .string("jpeg"))
         // The origin saw the trace go on: same trace, the fetch's span as the parent.
         let sent = try #require(origin.requests.first?.headers["traceparent"])
         #expect(sent == "00-\(traceID)-\(fetch.spanID)-01")
