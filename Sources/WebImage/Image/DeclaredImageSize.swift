@@ -19,7 +19,7 @@ extension FormatDetection {
             let size: (width: Int, height: Int)?
             switch format {
             case .jpeg: size = Self.jpegSize(bytes)
-            case .png: size = bytes.count >= 24 ? (Self.bigEndian31(bytes, 16), Self.bigEndian31(bytes, 20)) : nil
+            case .png: size = bytes.count >= 24 ? Self.pngSize(bytes) : nil
             case .gif: size = bytes.count >= 10 ? (Self.littleEndian16(bytes, 6), Self.littleEndian16(bytes, 8)) : nil
             case .webp: size = Self.webPSize(bytes)
             default: size = nil
@@ -65,9 +65,15 @@ extension FormatDetection {
         }
     }
 
-    /// IHDR's sides are 31-bit: the top bit is masked so the value is never negative.
-    private static func bigEndian31(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
-        Int(bytes[offset] & 0x7F) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+    /// IHDR's sides (the first chunk's first eight bytes) are at most 2³¹ − 1: a side with the top
+    /// bit set is no size (PNG forbids it; libspng refuses the file).
+    private static func pngSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        guard bytes[16] & 0x80 == 0, bytes[20] & 0x80 == 0 else { return nil }
+        return (bigEndian32(bytes, 16), bigEndian32(bytes, 20))
+    }
+
+    private static func bigEndian32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
+        Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
     }
 
     private static func littleEndian16(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
