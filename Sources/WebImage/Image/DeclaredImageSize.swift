@@ -46,9 +46,10 @@ extension FormatDetection {
 
     /// The canvas of an extended WebP (`VP8X`), or the frame size of a simple lossy or lossless one.
     private static func webPSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
-        guard bytes.count >= 30 else { return nil }
+        guard bytes.count >= 25 else { return nil }
         switch String(decoding: bytes[12..<16], as: UTF8.self) {
         case "VP8X":
+            guard bytes.count >= 30 else { return nil }
             let width = Int(bytes[24]) | Int(bytes[25]) << 8 | Int(bytes[26]) << 16
             let height = Int(bytes[27]) | Int(bytes[28]) << 8 | Int(bytes[29]) << 16
             return (width + 1, height + 1)
@@ -58,7 +59,7 @@ extension FormatDetection {
             return ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
         case "VP8 ":
             // The key frame's start code 9D 01 2A, then 14-bit width and height (2 bits of scale each).
-            guard bytes[23] == 0x9D, bytes[24] == 0x01, bytes[25] == 0x2A else { return nil }
+            guard bytes.count >= 30, bytes[23] == 0x9D, bytes[24] == 0x01, bytes[25] == 0x2A else { return nil }
             return (littleEndian16(bytes, 26) & 0x3FFF, littleEndian16(bytes, 28) & 0x3FFF)
         default:
             return nil

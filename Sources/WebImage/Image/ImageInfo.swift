@@ -42,9 +42,9 @@ public struct ImageInfo: Sendable, Hashable, Codable {
     public var bytes: Int
     /// The description of the ICC profile embedded in the file (JPEG APP2, PNG `iCCP`, WebP
     /// `ICCP`, GIF `ICCRGBG1`, AVIF and HEIC `colr`, JPEG XL's ICC colour encoding), e.g.
-    /// "Display P3"; `""` for an embedded profile that cannot be parsed or has no description;
-    /// `nil` when the file embeds none (colours given only by `nclx`, `gAMA`/`cHRM` or JPEG XL's
-    /// structured encoding are no embedded profile).
+    /// "Display P3"; `""` for an embedded profile without a description; `nil` when the file
+    /// embeds none, or bytes Little CMS cannot parse as a profile (colours given only by `nclx`,
+    /// `gAMA`/`cHRM` or JPEG XL's structured encoding are no embedded profile).
     public var colorProfile: String?
 
     /// Creates an info value; ``read(from:)`` is how one is read from a file.

@@ -8,8 +8,9 @@ import Testing
 @Suite("Public surface")
 struct PublicSurfaceTests {
     /// The most top-level public declarations allowed (issue #18 asked for at most 55; issue #29
-    /// added `WebImageVersion`, the release a user's code can read).
-    static let ceiling = 56
+    /// added `WebImageVersion`, the release a user's code can read; issue #32 `ImageInfo`, what
+    /// a file says about itself for the service's `/info`).
+    static let ceiling = 57
 
     static let sources = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

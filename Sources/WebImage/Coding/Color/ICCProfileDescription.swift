@@ -12,14 +12,14 @@ enum ICCProfileDescription {
     /// The longest description kept, in bytes: real ones are a few dozen.
     static let maximumLength = 1 << 12
 
-    /// The description of `profile`, or `""` when the profile cannot be parsed or has no
-    /// description tag (it is still a profile the file carries); profiles over
-    /// ``ICCTransformCache/maximumProfileSize`` are not parsed.
-    static func description(of profile: Data) -> String {
-        guard !profile.isEmpty, profile.count <= ICCTransformCache.maximumProfileSize else { return "" }
-        return profile.withUnsafeBytes { raw -> String in
+    /// The description of `profile`; `""` for a profile without a description tag; `nil` when
+    /// Little CMS cannot parse it (not a profile at all, as Pillow does not take it for one either)
+    /// or it is over ``ICCTransformCache/maximumProfileSize``.
+    static func description(of profile: Data) -> String? {
+        guard !profile.isEmpty, profile.count <= ICCTransformCache.maximumProfileSize else { return nil }
+        return profile.withUnsafeBytes { raw -> String? in
             guard let base = raw.baseAddress,
-                  let handle = cmsOpenProfileFromMem(base, cmsUInt32Number(raw.count)) else { return "" }
+                  let handle = cmsOpenProfileFromMem(base, cmsUInt32Number(raw.count)) else { return nil }
             defer { cmsCloseProfile(handle) }
             let size = cmsGetProfileInfoASCII(handle, cmsInfoDescription, "en", "US", nil, 0)
             guard size > 1 else { return "" }

@@ -22,7 +22,7 @@ enum AVIFInfoReader {
             return ImageInfo(format: .avif, width: Int(image.width), height: Int(image.height),
                              frames: max(1, Int(decoder.pointee.imageCount)), orientation: AVIFCoder.orientation(image),
                              hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE, bytes: bytes.count,
-                             colorProfile: profile.map(ICCProfileDescription.description(of:)))
+                             colorProfile: profile.flatMap(ICCProfileDescription.description(of:)))
         }
     }
 }

@@ -43,6 +43,6 @@ enum GIFInfoReader {
         let profile = GIFICCProfile.read(data)
         return ImageInfo(format: .gif, width: size.width, height: size.height, frames: walk.frames, orientation: .up,
                          hasAlpha: walk.transparent, bytes: data.count,
-                         colorProfile: profile.map(ICCProfileDescription.description(of:)))
+                         colorProfile: profile.flatMap(ICCProfileDescription.description(of:)))
     }
 }

@@ -30,7 +30,7 @@ enum HEIFInfoReader {
             return ImageInfo(format: .heic, width: Int(heif_image_handle_get_width(primary)),
                              height: Int(heif_image_handle_get_height(primary)), frames: 1, orientation: .up,
                              hasAlpha: heif_image_handle_has_alpha_channel(primary) != 0, bytes: bytes.count,
-                             colorProfile: profile.map(ICCProfileDescription.description(of:)))
+                             colorProfile: profile.flatMap(ICCProfileDescription.description(of:)))
         }
     }
 }

@@ -14,7 +14,7 @@ enum JPEGInfoReader {
         let profile = JPEGICCProfile.read(data)
         return ImageInfo(format: .jpeg, width: size.width, height: size.height, frames: 1,
                          orientation: EXIFReader.orientation(inJPEG: data) ?? .up, hasAlpha: false,
-                         bytes: data.count, colorProfile: profile.map(ICCProfileDescription.description(of:)))
+                         bytes: data.count, colorProfile: profile.flatMap(ICCProfileDescription.description(of:)))
     }
 
     /// Why no size was read: a scan or the end of the image before any frame header, or a frame

@@ -54,7 +54,7 @@ enum JXLInfoReader {
             return ImageInfo(format: .jxl, width: Int(info.xsize), height: Int(info.ysize), frames: max(1, frames),
                              orientation: ImageOrientation(exifValue: Int(info.orientation.rawValue)),
                              hasAlpha: info.alpha_bits > 0, bytes: bytes.count,
-                             colorProfile: profile.map(ICCProfileDescription.description(of:)))
+                             colorProfile: profile.flatMap(ICCProfileDescription.description(of:)))
         }
     }
 

@@ -41,6 +41,6 @@ enum PNGInfoReader {
         return ImageInfo(format: .png, width: size.width, height: size.height, frames: header.frames,
                          orientation: orientation ?? .up,
                          hasAlpha: header.colorType == 4 || header.colorType == 6 || header.hasTransparency,
-                         bytes: data.count, colorProfile: profile.map(ICCProfileDescription.description(of:)))
+                         bytes: data.count, colorProfile: profile.flatMap(ICCProfileDescription.description(of:)))
     }
 }

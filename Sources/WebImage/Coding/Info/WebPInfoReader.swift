@@ -23,7 +23,7 @@ enum WebPInfoReader {
             let profile = WebPICCProfile.read(base, count: bytes.count)
             return ImageInfo(format: .webp, width: size.width, height: size.height, frames: frames,
                              orientation: WebPCoder.orientation(base, count: bytes.count), hasAlpha: features.has_alpha != 0,
-                             bytes: bytes.count, colorProfile: profile.map(ICCProfileDescription.description(of:)))
+                             bytes: bytes.count, colorProfile: profile.flatMap(ICCProfileDescription.description(of:)))
         }
     }
 
