@@ -12,7 +12,7 @@ struct ImageInfoTests {
 
     // MARK: Made images
 
-    @Test(arguments: [(ImageFormat.gif, 5), (.webp, 3), (.png, 1), (.gif, 1)])
+    @Test(arguments: [(ImageFormat.gif, 5), (.webp, 3), (.png, 1), (.gif, 1), (.avif, 3), (.jxl, 3)])
     func animationsReportTheirFrameCount(_ format: ImageFormat, _ count: Int) throws {
         let frames = try (0..<count).map { index in
             ImageFrame(bitmap: try Bitmap(width: 30, height: 20, filledWith: (UInt8(index * 40), 80, 160, 255)), duration: 0.1)
@@ -225,6 +225,26 @@ struct ImageInfoTests {
             \(info.orientation) profile \(info.colorProfile ?? "none"); Pillow \(entry.format ?? "") \(entry.width ?? 0)×\(entry.height ?? 0) \
             frames \(entry.frame_count ?? 1) alpha \(entry.has_alpha ?? false) orientation \(entry.exif_orientation ?? 0)
             """)
+    }
+
+    /// Files Pillow cannot open (HEIF, JPEG XL; the manifest has no answer for them).
+    static let notOpenedByPillow = [
+        "other/kingfisher/gradient-10b-displayp3-alpha.heic", "other/kingfisher/gradient-10b-srgb-opaque.heic",
+        "other/sdwebimage/TestImage.heif", "other/sdwebimage/TestImageAnimated.heics", "other/sdwebimage/TestHDR.jxl",
+    ]
+
+    /// For those, the library's own full decode is the oracle: the info must describe what it decodes.
+    @Test(.enabled(if: Corpus.isAvailable, Corpus.absentReason), arguments: notOpenedByPillow)
+    func formatsPillowCannotOpenAgreeWithTheFullDecode(_ name: String) throws {
+        let data = try Corpus.data(name)
+        let info = try ImageInfo.read(from: data)
+        let decoded = try Self.coders.decode(data, options: DecodeOptions())
+        #expect(info.format == decoded.format)
+        #expect((info.width, info.height) == (decoded.width, decoded.height))
+        #expect(info.frames == decoded.frames.count)
+        #expect(info.hasAlpha == decoded.hasAlpha)
+        #expect(info.orientation == decoded.orientation)
+        #expect(info.bytes == data.count)
     }
 
     /// Profile descriptions against Debian Pillow's `ImageCms.getProfileDescription` (the
