@@ -108,6 +108,39 @@ final class ImageService: Sendable {
         return parameters
     }
 
+    /// Checks and parses the query of `GET /info`: `url` and, with signing keys, `sig` (over the
+    /// query as sent); the source passes the same rules as for `/image`.
+    /// - Throws: ``ServiceError`` 400 or 403.
+    func infoSource(query: String) throws -> URL {
+        if let name = ImageParameters.pairs(of: query).map(\.0).first(where: { !["url", "sig"].contains($0) }) {
+            throw ServiceError.badParameter("unknown parameter '\(name)': /info takes url and sig")
+        }
+        let parameters = try ImageParameters(query: query)
+        if let signature { try signature.verify(query: query, signature: parameters.signature) }
+        if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
+            throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
+        }
+        if let reason = sourceGuard.refusal(for: parameters.url) { throw ServiceError.sourceNotAllowed(reason) }
+        if S3Configuration.isS3(parameters.url) {
+            do { _ = try S3Configuration.object(of: parameters.url) } catch { throw ServiceError.badParameter("\(error)") }
+        }
+        return parameters.url
+    }
+
+    /// What the source behind `url` says about itself, from its header (``ImageInfo``): the
+    /// source is fetched (or taken from the source cache) as for a render, never decoded.
+    /// - Throws: ``ServiceError``.
+    func info(for url: URL) async throws -> ImageInfo {
+        let source = try await source(for: url)
+        do {
+            return try ImageInfo.read(from: source.data)
+        } catch WebImageError.truncatedData(let reason) {
+            throw ServiceError(status: 415, code: "unsupportedSource", message: "truncated image: \(reason)")
+        } catch {
+            throw ServiceError.from(error)
+        }
+    }
+
     /// The output for `parameters` as negotiated with `accept`: from the cache, joined to a
     /// render in progress, or rendered.
     /// - Throws: ``ServiceError``.

@@ -22,7 +22,7 @@ extension WebImageService {
     }
 
     /// The paths the service answers, below its mount point.
-    static let endpoints = ["image"]
+    static let endpoints = ["image", "info"]
 }
 
 extension ServiceRequest {

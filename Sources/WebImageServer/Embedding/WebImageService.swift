@@ -43,7 +43,9 @@ public final class WebImageService: Sendable {
         service = try ImageService(configuration: configuration, metrics: metrics, tracer: tracer, logger: logger)
     }
 
-    /// Answers `request`: `/image` (``ImageParameters``), `/info`; anything else is 404, a method
+    /// Answers `request`: `/image` (``ImageParameters``), `/info` (``ImageInfo`` as JSON:
+    /// `format`, `width`, `height`, `frames`, `orientation` (EXIF 1-8), `hasAlpha`, `bytes`,
+    /// `colorProfile`, the profile's description or null); anything else is 404, a method
     /// other than `GET` or `HEAD` 405. A `HEAD` is answered as its `GET` (the framework drops
     /// the body when it sends the response). Never throws: failures are their JSON error responses.
     public func respond(to request: ServiceRequest, logger: Logger? = nil) async -> ServiceResponse {
@@ -53,6 +55,7 @@ public final class WebImageService: Sendable {
         }
         switch request.path {
         case "/image", "image": return await traced("GET /image", request) { span in await image(request, span: span, logger: logger) }
+        case "/info", "info": return await traced("GET /info", request) { _ in await info(request) }
         default: return ImageResponses.error(.notFound("no endpoint \(request.method) \(request.path)"))
         }
     }
@@ -73,6 +76,16 @@ public final class WebImageService: Sendable {
             if response.status == 200, request.method == "GET" { metrics.sent(bytes: image.body.count) }
             logger.debug("image", metadata: ["served.from": "\(source.rawValue)"])
             return response
+        } catch {
+            return ImageResponses.error(ServiceError.from(error))
+        }
+    }
+
+    private func info(_ request: ServiceRequest) async -> ServiceResponse {
+        do {
+            let url = try service.infoSource(query: request.query)
+            let info = try await service.info(for: url)
+            return ImageResponses.json(InfoBody(info).json, maxAge: configuration.cacheControlMaxAge)
         } catch {
             return ImageResponses.error(ServiceError.from(error))
         }
