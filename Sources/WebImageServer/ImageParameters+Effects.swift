@@ -100,18 +100,9 @@ extension ImageParameters.Options {
         guard digits.count == 6 || digits.count == 8 else { return nil }
         var channels: [UInt8] = []
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            guard let high = Hex.digitValue(digits[index]), let low = Hex.digitValue(digits[index + 1]) else { return nil }
             channels.append(high << 4 | low)
         }
         return RGBAColor(red: channels[0], green: channels[1], blue: channels[2], alpha: channels.count == 4 ? channels[3] : 255)
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
