@@ -157,7 +157,8 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageHTTPTests",
-            dependencies: ["WebImageHTTP", "WebImageTestSupport", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["WebImageHTTP", "WebImageTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
     ],
     swiftLanguageModes: [.v6]
