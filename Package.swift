@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // The service's spans (and `InMemoryTracing` in its tests); Hummingbird depends on it already.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
     ],
     targets: [
         codec("CJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
@@ -114,6 +116,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -153,7 +156,13 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageTests",
-            dependencies: ["WebImage", "WebImageTestSupport", "WebImageServer", "CLCMS2"]
+            dependencies: [
+                "WebImage", "WebImageTestSupport", "WebImageServer", "CLCMS2",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .testTarget(
             name: "WebImageHTTPTests",

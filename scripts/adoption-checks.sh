@@ -12,10 +12,14 @@ cd "$(dirname "$0")/.."
 stamp=.ci/adoption.sha256
 # The inputs: the manifest, the container recipe and its package list, the unit, the checks
 # themselves, the installer they call, and the C targets (what links or opens which library).
+# The manifest's fuzz section (read only with WEBIMAGE_FUZZ=1) is left out: neither check builds it.
 inputs_hash() {
-    git ls-files -z Package.swift Dockerfile .dockerignore deploy/runtime-packages.txt deploy/runtime-test.sh \
-        deploy/webimage.service scripts/consumer-test.sh scripts/adoption-checks.sh scripts/install-deps.sh \
-        'Sources/C*' | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
+    {
+        sed '/^if Context.environment\["WEBIMAGE_FUZZ"\] == "1" {/,$d' Package.swift | sha256sum | sed 's/-$/Package.swift/'
+        git ls-files -z Dockerfile .dockerignore deploy/runtime-packages.txt deploy/runtime-test.sh \
+            deploy/webimage.service scripts/consumer-test.sh scripts/adoption-checks.sh scripts/install-deps.sh \
+            'Sources/C*' | sort -z | xargs -0 sha256sum
+    } | sha256sum | cut -d' ' -f1
 }
 current=$(inputs_hash)
 if [ "${1:-}" = "--if-changed" ] && [ -f "$stamp" ] && [ "$(cut -d' ' -f1 "$stamp")" = "$current" ]; then

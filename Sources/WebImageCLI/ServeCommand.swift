@@ -22,7 +22,9 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve remote images resized and re-encoded over HTTP (GET /image, /healthz, /metrics).",
         discussion: """
-        GET /image?url=URL&w=W&h=H&fit=contain|cover|fill&enlarge=1&format=auto|jpeg|png|webp|avif|gif&q=Q[&preset=NAME,...][&sig=HEX]
+        GET /image?url=URL&w=W&h=H&fit=contain|cover|fill|pad&enlarge=1&format=auto|jpeg|png|webp|avif|gif|jxl&q=Q
+          [&gravity=center|top|...|bottom-right|smart][&focus=X,Y][&dpr=D][&crop=X,Y,W,H][&rotate=90|180|270][&flip=h|v|hv]
+          [&blur=S][&sharpen=S][&bg=RRGGBB[AA]][&progressive=1][&wm=OPACITY&wm_gravity=G&wm_scale=F][&preset=NAME,...][&sig=HEX]
         Settings also come from WEBIMAGE_<FLAG> environment variables (WEBIMAGE_CACHE_DIR...) and the
         JSON file named by WEBIMAGE_CONFIG_FILE ({"port": 8080, "allowed-source": ["https://images.example/"],
         "presets": {"thumb": "w=300&h=300&fit=cover"}}).
@@ -95,9 +97,33 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("cache-control-max-age"), help: "max-age of Cache-Control on images, seconds (default 86400).")
     var cacheControlMaxAge: Int?
 
+    @Option(name: .customLong("render-timeout"), help: ArgumentHelp("A render past this many seconds answers 503 renderTimedOut (default 30).", valueName: "S"))
+    var renderTimeout: Double?
+
+    @Option(name: .customLong("client-timeout"),
+            help: ArgumentHelp("Close a connection that has not sent a complete request head this many seconds after it opened or after its last response (default 10).", valueName: "S"))
+    var clientTimeout: Double?
+
+    @Option(name: .customLong("shutdown-delay"),
+            help: ArgumentHelp("After SIGTERM, answer /readyz with 503 and keep serving this many seconds before stopping (default 0).", valueName: "S"))
+    var shutdownDelay: Double?
+
     @Option(name: .customLong("memory-budget-mib"),
             help: "Memory above the baseline for the memory cache and the renders in flight, MiB (default 1024, or 3/4 of the cgroup memory limit when less); renders wait for room.")
     var memoryBudgetMib: Int?
+
+    @Option(name: .customLong("quality"),
+            help: ArgumentHelp("Quality per output format when a request has no q (default jpeg=80,webp=80,avif=60,jxl=80); repeatable.",
+                               valueName: "FORMAT=Q,..."))
+    var quality: [String] = []
+
+    @Option(name: .customLong("auto-formats"),
+            help: ArgumentHelp("Formats format=auto tries, in order, among those Accept names (default avif,webp; also jxl).",
+                               valueName: "LIST"))
+    var autoFormats: String?
+
+    @Option(name: .customLong("watermark"), help: ArgumentHelp("Image the wm parameter composites over outputs.", valueName: "FILE"))
+    var watermark: String?
 
     func run() async throws {
         var flags = ServerConfiguration.Flags()
@@ -120,7 +146,13 @@ struct ServeCommand: AsyncParsableCommand {
         flags.maxSourcePixels = maxSourcePixels
         flags.concurrency = concurrency
         flags.cacheControlMaxAge = cacheControlMaxAge
+        flags.renderTimeout = renderTimeout
+        flags.clientTimeout = clientTimeout
+        flags.shutdownDelay = shutdownDelay
         flags.memoryBudgetMiB = memoryBudgetMib
+        flags.qualities = quality
+        flags.autoFormats = autoFormats
+        flags.watermarkFile = watermark
         let configuration: ServerConfiguration
         do {
             configuration = try await ServerConfiguration.resolve(flags)
@@ -136,7 +168,7 @@ struct ServeCommand: AsyncParsableCommand {
         // =warning keeps a benchmark's stderr quiet.
         var logger = Logger(label: "webimage.serve")
         logger.logLevel = ProcessInfo.processInfo.environment["WEBIMAGE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let server = try ImageServer(configuration: configuration, logger: logger)
+        let server = try ImageServer(configuration: configuration, logger: logger, metrics: .process)
         try await server.run { port in
             // Flushed at once: scripts and tests wait for this line on a pipe.
             print("webimage serve: listening on http://\(configuration.host):\(port)")

@@ -13,20 +13,22 @@ public enum FitMode: String, Sendable, Hashable, CaseIterable {
     case cover
     /// Stretched to exactly the box.
     case fill
+    /// As `contain`, then padded to exactly the box with `bg`, placed by `gravity`.
+    case pad
 }
 
 /// The `format` parameter: a fixed output format, or `auto` (negotiated from `Accept`).
 public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
-    case auto, jpeg, png, webp, avif, gif
+    case auto, jpeg, png, webp, avif, gif, jxl
 }
 
 /// The parsed, validated query of `GET /image`.
 public struct ImageParameters: Sendable, Hashable {
     /// The source image (http, https, `local:///PATH` under `--local-root`, or `s3://BUCKET/KEY`).
     public var url: URL
-    /// The target width, if any.
+    /// The target width in pixels, if any: `w` times `dpr`, rounded.
     public var width: Int?
-    /// The target height, if any.
+    /// The target height in pixels, if any: `h` times `dpr`, rounded.
     public var height: Int?
     /// How the source fits the box.
     public var fit: FitMode
@@ -34,21 +36,59 @@ public struct ImageParameters: Sendable, Hashable {
     public var enlarge: Bool
     /// The output format asked for.
     public var format: RequestedFormat
-    /// Quality for lossy outputs, 1...100.
-    public var quality: Int
+    /// Quality for lossy outputs, 1...100; `nil`: the service's `--quality` for the output format.
+    public var quality: Int?
     /// The signature sent, if any (hex).
     public var signature: String?
+    /// `gravity` (or `focus`, which overrides it): which part a `cover` crop keeps and where
+    /// `pad` places the image.
+    public var gravity: ImageTransformers.Gravity
+    /// `gravity=smart`: a `cover` crop keeps the most salient region (``ImageTransformers/SmartCrop``).
+    public var smartGravity: Bool
+    /// `dpr`, 1...5: the factor `w` and `h` were multiplied by.
+    public var dpr: Double
+    /// `crop=X,Y,W,H`: the rectangle of the oriented source cut out before anything else.
+    public var crop: ImageTransformers.Crop?
+    /// `rotate`: 0, 90, 180 or 270 degrees clockwise, after `crop`.
+    public var rotate: Int
+    /// `flip=h` (or `hv`): mirrored left to right, after `rotate`.
+    public var flipHorizontal: Bool
+    /// `flip=v` (or `hv`): mirrored top to bottom, after `rotate`.
+    public var flipVertical: Bool
+    /// `blur`: the Gaussian's sigma, after the resize.
+    public var blur: Double?
+    /// `sharpen`: the unsharp mask's sigma, after `blur`.
+    public var sharpen: Double?
+    /// `bg`: the colour of `pad` and of transparency flattened for an output without alpha.
+    public var background: RGBAColor
+    /// `progressive=1`: a progressive JPEG (an interlaced PNG).
+    public var progressive: Bool
+    /// `wm`, `wm_gravity`, `wm_scale`: the service's `--watermark` composited over the output.
+    public var watermark: WatermarkOptions?
+
+    /// How `wm`, `wm_gravity` and `wm_scale` place the service's watermark.
+    public struct WatermarkOptions: Sendable, Hashable {
+        /// `wm`: opacity, 0...1.
+        public var opacity: Double
+        /// `wm_gravity` (default `bottom-right`).
+        public var gravity: ImageTransformers.Gravity
+        /// `wm_scale`: its width as a fraction of the output's, 0.05...1 (default 0.25).
+        public var scale: Double
+    }
 
     /// The largest `w` or `h` accepted: beyond it the output alone would be hundreds of megabytes.
     public static let maxSide = 8192
-    /// The quality used when `q` is absent.
+    /// The quality used when `q` is absent and the service's `--quality` names no other.
     public static let defaultQuality = 80
     /// The longest `url` accepted.
     public static let maxURLLength = 4096
     /// The parameter names `GET /image` knows.
-    public static let names: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "preset", "sig"]
+    public static let names: Set<String> = optionNames.union(["url", "preset", "sig"])
     /// The names a preset may set: the options that shape the output.
-    public static let optionNames: Set<String> = ["w", "h", "fit", "enlarge", "format", "q"]
+    public static let optionNames: Set<String> = [
+        "w", "h", "fit", "enlarge", "format", "q", "gravity", "focus", "dpr", "crop", "rotate", "flip", "blur", "sharpen",
+        "bg", "progressive", "wm", "wm_gravity", "wm_scale",
+    ]
     /// The names a request may carry under `--presets-only`.
     public static let presetsOnlyNames: Set<String> = ["url", "preset", "format", "sig"]
 
@@ -95,6 +135,18 @@ public struct ImageParameters: Sendable, Hashable {
         format = options.format
         quality = options.quality
         signature = values["sig"]
+        gravity = options.gravity
+        smartGravity = options.smartGravity
+        dpr = options.dpr
+        crop = options.crop
+        rotate = options.rotate
+        flipHorizontal = options.flipHorizontal
+        flipVertical = options.flipVertical
+        blur = options.blur
+        sharpen = options.sharpen
+        background = options.background
+        progressive = options.progressive
+        watermark = options.watermark
     }
 
     /// The options that shape the output, parsed from their query values.
@@ -104,16 +156,30 @@ public struct ImageParameters: Sendable, Hashable {
         var fit = FitMode.contain
         var enlarge = false
         var format = RequestedFormat.auto
-        var quality = ImageParameters.defaultQuality
+        var quality: Int?
+        var gravity = ImageTransformers.Gravity.center
+        var smartGravity = false
+        var dpr = 1.0
+        var crop: ImageTransformers.Crop?
+        var rotate = 0
+        var flipHorizontal = false
+        var flipVertical = false
+        var blur: Double?
+        var sharpen: Double?
+        var background = RGBAColor.white
+        var progressive = false
+        var watermark: WatermarkOptions?
 
         /// - Throws: ``ServiceError`` 400 naming the malformed option.
         init(_ values: [String: String]) throws {
             width = try ImageParameters.side(values["w"], name: "w")
             height = try ImageParameters.side(values["h"], name: "h")
             if let text = values["fit"] {
-                guard let fit = FitMode(rawValue: text) else { throw ServiceError.badParameter("'fit' must be contain, cover or fill") }
+                guard let fit = FitMode(rawValue: text) else { throw ServiceError.badParameter("'fit' must be contain, cover, fill or pad") }
                 self.fit = fit
             }
+            try parseGeometry(values)
+            try parseEffects(values)
             switch values["enlarge"] {
             case nil, "0", "false": enlarge = false
             case "1", "true": enlarge = true
@@ -121,7 +187,7 @@ public struct ImageParameters: Sendable, Hashable {
             }
             if let text = values["format"] {
                 guard let format = RequestedFormat(rawValue: text) else {
-                    throw ServiceError.badParameter("'format' must be auto, jpeg, png, webp, avif or gif")
+                    throw ServiceError.badParameter("'format' must be auto, jpeg, png, webp, avif, gif or jxl")
                 }
                 self.format = format
             }
@@ -130,6 +196,20 @@ public struct ImageParameters: Sendable, Hashable {
                 self.quality = quality
             }
         }
+    }
+
+    /// A decimal in `range`, or 400 naming the parameter.
+    static func decimal(_ text: String, name: String, in range: ClosedRange<Double>) throws -> Double {
+        guard let value = Double(text), value.isFinite, range.contains(value),
+              text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) else {
+            throw ServiceError.badParameter("'\(name)' must be a number in \(shortest(range.lowerBound))...\(shortest(range.upperBound))")
+        }
+        return value
+    }
+
+    /// `value` without a fraction when it has none (`1`, `0.05`).
+    static func shortest(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
     private static func side(_ text: String?, name: String) throws -> Int? {
@@ -153,7 +233,21 @@ public struct ImageParameters: Sendable, Hashable {
 
     /// The part of the options that changes the output (not the signature): the output cache key
     /// and the ETag are made from it.
+    ///
+    /// The options of the first release are always written; each later one only when it is not
+    /// its default, so the keys of requests that do not use it stay as they were.
     var renderKey: String {
-        "w=\(width.map(String.init) ?? "-"),h=\(height.map(String.init) ?? "-"),fit=\(fit.rawValue),enlarge=\(enlarge ? 1 : 0),q=\(quality)"
+        var key = "w=\(width.map(String.init) ?? "-"),h=\(height.map(String.init) ?? "-"),fit=\(fit.rawValue),"
+            + "enlarge=\(enlarge ? 1 : 0),q=\(quality.map(String.init) ?? "-")"
+        if smartGravity { key += ",gravity=smart" } else if gravity != .center { key += ",gravity=\(gravity.name)" }
+        if let crop { key += ",crop=\(crop.x):\(crop.y):\(crop.width):\(crop.height)" }
+        if rotate != 0 { key += ",rotate=\(rotate)" }
+        if flipHorizontal || flipVertical { key += ",flip=\(flipHorizontal ? "h" : "")\(flipVertical ? "v" : "")" }
+        if let blur { key += ",blur=\(blur)" }
+        if let sharpen { key += ",sharpen=\(sharpen)" }
+        if background != .white { key += ",bg=\(background.hexString)" }
+        if progressive { key += ",progressive=1" }
+        if let watermark { key += ",wm=\(watermark.opacity):\(watermark.gravity.name):\(watermark.scale)" }
+        return key
     }
 }

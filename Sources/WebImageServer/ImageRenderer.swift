@@ -5,18 +5,24 @@ import Foundation
 #endif
 import WebImage
 
-/// Decode, resize, encode: one source's bytes to one response body. Synchronous CPU work, run on
-/// NIO's blocking thread pool by the service.
+/// Decode, transform, encode: one source's bytes to one response body. Synchronous CPU work, run
+/// in a slot of the process's CPU budget by the service.
+///
+/// The order of operations: orientation (in the decode) → `crop` → `rotate`/`flip` → resize
+/// (`fit`, `gravity` or `focus`, `dpr`) → `blur` → `sharpen` → watermark → flatten on `bg`
+/// (an output without alpha) → encode.
 struct ImageRenderer: Sendable {
     let coders: ImageCodersManager
     let maxSourcePixels: Int
     /// The most bytes all decoded frames of an animation may take.
     let animationByteLimit: Int
+    /// `--quality` and `--watermark`.
+    var settings = RenderSettings()
 
     /// Renders `source` for `parameters`; `sourceValidators` (the source's ETag or Last-Modified,
     /// or a hash of its bytes) and the options make the strong ETag.
     func render(_ source: Data, sourceValidators: String, parameters: ImageParameters,
-                choice: FormatNegotiation.Choice) throws -> RenderedImage {
+                choice: FormatNegotiation.Choice, stages: RenderStages = .untraced) throws -> RenderedImage {
         let detection = FormatDetection(source)
         let keepsFrames = FormatNegotiation.canAnimate(
             FormatNegotiation.format(for: choice, isAnimated: detection.isAnimated, hasAlpha: false))
@@ -24,29 +30,104 @@ struct ImageRenderer: Sendable {
                                     animationByteLimit: animationByteLimit, parallelDecoding: false)
         // A thumbnail decode (JPEG scales in the DCT) when the box is known; checked afterwards
         // against what the resize needs, and decoded again at full size when it fell short.
-        options.maxPixelSize = Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source),
-                                               isJPEG: detection.format == .jpeg)
-        var image = try coders.decode(source, options: options)
-        if let side = options.maxPixelSize, max(image.width, image.height) >= side, !Self.isLargeEnough(image, for: parameters) {
-            options.maxPixelSize = nil
-            image = try coders.decode(source, options: options)
+        // Not with `crop`: its rectangle is in the source's own pixels.
+        options.maxPixelSize = parameters.crop != nil ? nil
+            : Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source), isJPEG: detection.format == .jpeg)
+        var image = try stages.run("decode") { span in
+            span.attributes["webimage.source.bytes"] = source.count
+            var image = try coders.decode(source, options: options)
+            if let side = options.maxPixelSize, max(image.width, image.height) >= side, !Self.isLargeEnough(image, for: parameters) {
+                options.maxPixelSize = nil
+                image = try coders.decode(source, options: options)
+            }
+            span.attributes["webimage.decoded.width"] = image.width
+            span.attributes["webimage.decoded.height"] = image.height
+            span.attributes["webimage.decoded.frames"] = image.frames.count
+            return image
         }
-        if var resize = Self.resize(for: parameters, width: image.width, height: image.height) {
-            // The service renders one request per core already.
-            resize.resamplesOnTwoThreads = false
-            image = try resize.transform(image)
+        let format = try stages.run("transform") { span in
+            image = try transform(image, for: parameters)
+            let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
+            if !FormatNegotiation.keepsAlpha(format) {
+                image = try ImageTransformers.Flatten(color: parameters.background).transform(image)
+            }
+            span.attributes["webimage.output.width"] = image.width
+            span.attributes["webimage.output.height"] = image.height
+            return format
         }
-        let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
-        let encodeOptions = EncodeOptions(quality: Double(parameters.quality) / 100,
-                                          firstFrameOnly: !FormatNegotiation.canAnimate(format))
-        let body = try coders.encode(image, format: format, options: encodeOptions)
-        let etag = Self.etag(sourceValidators: sourceValidators, parameters: parameters, format: format)
+        let body = try stages.run("encode") { span in
+            let quality = parameters.quality ?? settings.quality(for: format)
+            let encodeOptions = EncodeOptions(quality: Double(quality) / 100, firstFrameOnly: !FormatNegotiation.canAnimate(format),
+                                              progressive: parameters.progressive)
+            let body = try coders.encode(image, format: format, options: encodeOptions)
+            span.attributes["webimage.output.format"] = format.rawValue
+            span.attributes["webimage.output.bytes"] = body.count
+            return body
+        }
+        let etag = Self.etag(sourceValidators: sourceValidators, parameters: parameters, format: format,
+                             settings: settings.keySuffix(for: parameters))
         return RenderedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)
     }
 
-    /// The strong ETag: a hash of the source's validators, the options and the output format.
-    static func etag(sourceValidators: String, parameters: ImageParameters, format: ImageFormat) -> String {
-        let digest = SHA256.hex(of: Array("\(sourceValidators)\n\(parameters.url.absoluteString)\n\(parameters.renderKey)\n\(format.rawValue)".utf8))
+    /// The output cache key of `parameters` negotiated to `choice`: the source, the options, the
+    /// choice and the service's settings the render uses.
+    func outputKey(_ parameters: ImageParameters, choice: FormatNegotiation.Choice) -> String {
+        "\(parameters.url.absoluteString)\n\(parameters.renderKey)\n\(choice.rawValue)\(settings.keySuffix(for: parameters))"
+    }
+
+    /// The decoded (and oriented) `image` through every step `parameters` ask for, in the
+    /// documented order, up to the flatten.
+    /// - Throws: ``ServiceError`` 400 for a `crop` wholly outside the image or a `wm` without a
+    ///   `--watermark`; the transformers' errors.
+    func transform(_ decoded: DecodedImage, for parameters: ImageParameters) throws -> DecodedImage {
+        var image = decoded
+        if let crop = parameters.crop {
+            guard crop.x < image.width, crop.y < image.height else {
+                throw ServiceError.badParameter("'crop' \(crop.x),\(crop.y),\(crop.width),\(crop.height) lies outside the "
+                    + "\(image.width)×\(image.height) image")
+            }
+            image = try crop.transform(image)
+        }
+        if parameters.rotate != 0 { image = try ImageTransformers.Rotate(degrees: Double(parameters.rotate)).transform(image) }
+        if parameters.flipHorizontal { image = try ImageTransformers.Flip(.horizontal).transform(image) }
+        if parameters.flipVertical { image = try ImageTransformers.Flip(.vertical).transform(image) }
+        for step in Self.resizeSteps(for: parameters, width: image.width, height: image.height) {
+            image = try step.transform(image)
+        }
+        if let sigma = parameters.blur { image = try ImageTransformers.Blur(radius: sigma).transform(image) }
+        if let sigma = parameters.sharpen { image = try ImageTransformers.Sharpen(sigma: sigma).transform(image) }
+        if let options = parameters.watermark {
+            guard let watermark = settings.watermark else {
+                throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
+            }
+            image = try ImageTransformers.Watermark(mark: watermark.mark, markName: watermark.name, opacity: options.opacity,
+                                                    gravity: options.gravity, widthFraction: options.scale).transform(image)
+        }
+        return image
+    }
+
+    /// The resize of `parameters` as transformers: a resize (smart, for `gravity=smart` with
+    /// `cover`), then for `pad` the pad to the box. None for the original size.
+    static func resizeSteps(for parameters: ImageParameters, width: Int, height: Int) -> [any ImageTransformer] {
+        if parameters.fit == .cover, parameters.smartGravity, let w = parameters.width, let h = parameters.height {
+            return [ImageTransformers.SmartCrop(width: w, height: h, allowUpscaling: parameters.enlarge)]
+        }
+        var steps: [any ImageTransformer] = []
+        if var resize = resize(for: parameters, width: width, height: height) {
+            // The service renders one request per core already.
+            resize.resamplesOnTwoThreads = false
+            steps.append(resize)
+        }
+        if parameters.fit == .pad, let w = parameters.width, let h = parameters.height {
+            steps.append(ImageTransformers.Pad(width: w, height: h, color: parameters.background, gravity: parameters.gravity))
+        }
+        return steps
+    }
+
+    /// The strong ETag: a hash of the source's validators, the options, the output format and
+    /// the service's settings the render used (``RenderSettings/keySuffix(for:)``).
+    static func etag(sourceValidators: String, parameters: ImageParameters, format: ImageFormat, settings: String = "") -> String {
+        let digest = SHA256.hex(of: Array("\(sourceValidators)\n\(parameters.url.absoluteString)\n\(parameters.renderKey)\n\(format.rawValue)\(settings)".utf8))
         return "\"" + digest.prefix(32) + "\""
     }
 
@@ -86,7 +167,7 @@ struct ImageRenderer: Sendable {
         case (nil, let side?): return Double(side) / h
         case (let boxWidth?, let boxHeight?):
             let across = Double(boxWidth) / w, down = Double(boxHeight) / h
-            return parameters.fit == .contain ? min(across, down) : max(across, down)
+            return parameters.fit == .contain || parameters.fit == .pad ? min(across, down) : max(across, down)
         }
     }
 
@@ -95,7 +176,7 @@ struct ImageRenderer: Sendable {
     static func decodeSide(_ parameters: ImageParameters) -> Int? {
         switch (parameters.width, parameters.height) {
         case (nil, nil): return nil
-        case (let w?, let h?): return parameters.fit == .contain ? max(w, h) : 2 * max(w, h)
+        case (let w?, let h?): return parameters.fit == .contain || parameters.fit == .pad ? max(w, h) : 2 * max(w, h)
         case (let side?, nil), (nil, let side?): return 2 * side
         }
     }
@@ -109,7 +190,7 @@ struct ImageRenderer: Sendable {
         case (nil, let h?): return height >= Double(h)
         case (let w?, let h?):
             switch parameters.fit {
-            case .contain: return Double(w) / width <= 1 || Double(h) / height <= 1
+            case .contain, .pad: return Double(w) / width <= 1 || Double(h) / height <= 1
             case .cover: return max(Double(w) / width, Double(h) / height) <= 1
             case .fill: return width >= Double(w) && height >= Double(h)
             }
@@ -129,11 +210,11 @@ struct ImageRenderer: Sendable {
             return ResizeTransformer(width: unbounded, height: h, mode: .fit, allowUpscaling: parameters.enlarge)
         case (let w?, let h?):
             let mode: ResizeTransformer.Mode = switch parameters.fit {
-            case .contain: .fit
+            case .contain, .pad: .fit
             case .cover: .fill
             case .fill: .exact
             }
-            return ResizeTransformer(width: w, height: h, mode: mode, allowUpscaling: parameters.enlarge)
+            return ResizeTransformer(width: w, height: h, mode: mode, allowUpscaling: parameters.enlarge, gravity: parameters.gravity)
         }
     }
 }

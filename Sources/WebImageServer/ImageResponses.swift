@@ -3,37 +3,32 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import HTTPTypes
-import Hummingbird
-import NIOCore
 
-/// The headers and bodies `GET /image` answers with.
+/// The headers and bodies the service answers with, framework-neutral (``ServiceResponse``).
 enum ImageResponses {
-    static let retryAfter = HTTPField.Name("Retry-After")!
-    static let requestID = HTTPField.Name("X-Request-Id")!
-
     /// 200 with the body, or 304 when `ifNoneMatch` names its ETag. `Vary: Accept` when the
     /// format was negotiated.
-    static func image(_ image: RenderedImage, ifNoneMatch: String?, negotiated: Bool, maxAge: Int) -> Response {
-        var headers = HTTPFields()
-        headers[.cacheControl] = "public, max-age=\(maxAge)"
-        headers[.eTag] = image.etag
-        if negotiated { headers[.vary] = "Accept" }
+    static func image(_ image: RenderedImage, ifNoneMatch: String?, negotiated: Bool, maxAge: Int) -> ServiceResponse {
+        var headers: [(name: String, value: String)] = [("Cache-Control", "public, max-age=\(maxAge)"), ("ETag", image.etag)]
+        if negotiated { headers.append(("Vary", "Accept")) }
         if let ifNoneMatch, matches(ifNoneMatch, etag: image.etag) {
-            return Response(status: .notModified, headers: headers)
+            return ServiceResponse(status: 304, headers: headers)
         }
-        headers[.contentType] = image.contentType
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: image.body)))
+        headers.append(("Content-Type", image.contentType))
+        return ServiceResponse(status: 200, headers: headers, body: image.body)
+    }
+
+    /// A JSON body (`/info`), not stored by shared caches longer than `maxAge`.
+    static func json(_ body: Data, maxAge: Int) -> ServiceResponse {
+        ServiceResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=\(maxAge)")],
+                        body: body)
     }
 
     /// `{"error": {"code", "message"}}` with the error's status; 503 carries `Retry-After`.
-    static func error(_ error: ServiceError) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        headers[.cacheControl] = "no-store"
-        if error.status == 503 { headers[retryAfter] = "1" }
-        return Response(status: HTTPResponse.Status(code: error.status), headers: headers,
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.jsonBody)))
+    static func error(_ error: ServiceError) -> ServiceResponse {
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store")]
+        if error.status == 503 { headers.append(("Retry-After", "1")) }
+        return ServiceResponse(status: error.status, headers: headers, body: error.jsonBody)
     }
 
     /// Whether an `If-None-Match` value names `etag` (weak comparison, as RFC 9110 asks for it).

@@ -5,73 +5,87 @@ import Foundation
 #endif
 import Hummingbird
 import Logging
+import Metrics
 import NIOCore
+import Prometheus
 import ServiceLifecycle
 import UnixSignals
 import WebImage
 
-/// The image service: a Hummingbird application over the WebImage pipeline.
+/// `webimage serve`: a Hummingbird application with a ``WebImageService`` mounted at `/`.
 ///
-/// Endpoints: `GET`/`HEAD /image` (see ``ImageParameters``), `GET /healthz`, `GET /metrics`
-/// (Prometheus text), `GET /` (a playground page). ``run(onListening:)`` serves until SIGTERM or SIGINT or ``shutdown()``,
-/// then stops accepting connections and lets the requests in flight finish.
+/// Endpoints: `GET`/`HEAD /image` (see ``ImageParameters``), `GET /healthz` (liveness),
+/// `GET /readyz` (readiness: 503 while starting and from SIGTERM on), `GET /metrics`
+/// (Prometheus text), `GET /` (a playground page). ``run(onListening:)`` serves until SIGTERM or
+/// SIGINT or ``shutdown()``, then (after ``ServerConfiguration/shutdownDelay``) stops accepting
+/// connections, lets the requests in flight finish and the background writes land.
 public final class ImageServer: Sendable {
+    /// Where the server's metrics are collected.
+    public enum MetricsScope: Sendable {
+        /// A registry of the server's own: `/metrics` shows the service's instruments only (several servers in one process).
+        case server
+        /// The process's: swift-metrics is bootstrapped with the server's registry, so `/metrics`
+        /// shows the library's instruments (`webimage_downloader_*`) too. Once per process.
+        case process
+    }
+
     /// The settings it runs with.
     public let configuration: ServerConfiguration
+    /// The image service it serves.
+    public let service: WebImageService
     private let logger: Logger
-    private let service: ImageService
-    private let metrics: ServiceMetrics
+    private let registry: PrometheusCollectorRegistry
+    private let readiness = Locked(Readiness.starting)
     private let group = Locked<(ServiceGroup?, shutdownRequested: Bool)>((nil, false))
 
     /// A server with `configuration`; nothing listens until ``run(onListening:)``.
-    /// - Throws: ``ServiceError`` for a malformed `--allow-source` entry.
-    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "webimage.serve")) throws {
+    /// - Throws: ``ServiceError`` for a setting that cannot work.
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "webimage.serve"),
+                metrics scope: MetricsScope = .server) throws {
         self.configuration = configuration
         self.logger = logger
-        metrics = ServiceMetrics()
-        service = try ImageService(configuration: configuration, metrics: metrics)
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        let factory = ServiceMetrics.prometheusFactory(registry)
+        if case .process = scope { MetricsSystem.bootstrap(factory) }
+        service = try WebImageService(configuration: configuration, logger: logger, metricsFactory: factory)
     }
 
     /// Serves until SIGTERM, SIGINT or ``shutdown()``, then lets in-flight requests finish.
     /// `onListening` gets the bound port (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
-        let service = service, metrics = metrics, maxAge = configuration.cacheControlMaxAge
+        router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
         PlaygroundPage.register(on: router)
-        router.get("healthz") { _, _ in
-            var headers = HTTPFields()
-            headers[.contentType] = "text/plain; charset=utf-8"
-            headers[.cacheControl] = "no-store"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: "ok\n")))
+        let registry = registry, readiness = readiness
+        router.get("healthz") { _, _ in Self.text("ok\n") }
+        router.get("readyz") { _, _ in
+            let state = readiness.withLock { $0 }
+            return Self.text(state == .ready ? "ready\n" : "\(state.rawValue)\n", status: state == .ready ? .ok : .serviceUnavailable)
         }
         router.get("metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             headers[.cacheControl] = "no-store"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
-        router.get("image") { request, context in
-            do {
-                let parameters = try service.parameters(query: request.uri.query ?? "")
-                let (image, source) = try await service.image(for: parameters, accept: request.headers[.accept], logger: context.logger)
-                let response = ImageResponses.image(image, ifNoneMatch: request.headers[.ifNoneMatch],
-                                                    negotiated: parameters.format == .auto, maxAge: maxAge)
-                if response.status == .ok, request.method == .get { metrics.sent(bytes: image.body.count) }
-                context.logger.debug("image", metadata: ["served.from": "\(source.rawValue)"])
-                return response
-            } catch {
-                return ImageResponses.error(ServiceError.from(error))
-            }
-        }
+        service.addRoutes(to: router)
         let app = Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.clientTimeout.components.seconds) * 1_000_000_000
+                                                                           + configuration.clientTimeout.components.attoseconds / 1_000_000_000))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                readiness.withLock { if $0 == .starting { $0 = .ready } }
+                await onListening(channel.localAddress?.port ?? 0)
+            },
             logger: logger
         )
+        // Shut down in reverse: readiness first (503, then the delay), then the HTTP server, then the background writes.
         let serviceGroup = ServiceGroup(configuration: .init(
-            services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: [.init(service: service.backgroundService), .init(service: app),
+                       .init(service: ReadinessService(readiness: readiness, delay: configuration.shutdownDelay))],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         let stopAtOnce = group.withLock { state -> Bool in
             state.0 = serviceGroup
             return state.shutdownRequested
@@ -79,10 +93,10 @@ public final class ImageServer: Sendable {
         if stopAtOnce { await serviceGroup.triggerGracefulShutdown() }
         defer { group.withLock { $0.0 = nil } }
         try await serviceGroup.run()
-        await service.shutdown()
     }
 
-    /// Starts a graceful shutdown: no new connections, the requests in flight finish, then
+    /// Starts a graceful shutdown: `/readyz` answers 503, then (after the shutdown delay) no new
+    /// connections, the requests in flight finish, the background writes land, and
     /// ``run(onListening:)`` returns.
     public func shutdown() async {
         let serviceGroup = group.withLock { state -> ServiceGroup? in
@@ -90,5 +104,30 @@ public final class ImageServer: Sendable {
             return state.0
         }
         await serviceGroup?.triggerGracefulShutdown()
+    }
+
+    private static func text(_ body: String, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+}
+
+/// What `/readyz` says.
+enum Readiness: String, Sendable {
+    case starting, ready, draining
+}
+
+/// Turns readiness to `draining` when the group starts its graceful shutdown, then holds the
+/// shutdown for the delay (the HTTP server, shut down after it, serves meanwhile).
+struct ReadinessService: Service {
+    let readiness: Locked<Readiness>
+    let delay: Duration
+
+    func run() async throws {
+        do { try await gracefulShutdown() } catch { return }
+        readiness.withLock { $0 = .draining }
+        if delay > .zero { try? await Task.sleep(for: delay) }
     }
 }

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
-import NIOPosix
+import Tracing
 import WebImage
 
 /// What `GET /image` does between parsing and answering: the output cache, coalescing,
@@ -13,11 +13,11 @@ import WebImage
 final class ImageService: Sendable {
     /// How a request was answered from the service's point of view.
     enum Source: String, Sendable { case memory, disk, render, joined }
-    private static let logger = Logger(label: "webimage.serve")
 
     let configuration: ServerConfiguration
     let sourceGuard: SourceGuard
     let metrics: ServiceMetrics
+    private let tracer: any Tracer
     private let downloader: ImageDownloader
     /// S3 reads (and the result store's writes): to the configured endpoint only (exempt from
     /// the private-address guard for these requests alone), no redirect followed.
@@ -26,7 +26,8 @@ final class ImageService: Sendable {
     private let resultStore: ResultStore?
     private let renderer: ImageRenderer
     private let cache: OutputCache
-    private let avifEncoderAvailable: Bool
+    /// The `--auto-formats` candidates this build can encode.
+    private let encodable: Set<ImageFormat>
     private let signature: RequestSignature?
     private let presets: ImagePresets
     /// Renders in progress by output key: identical requests wait for the same one.
@@ -38,9 +39,10 @@ final class ImageService: Sendable {
     /// The bytes renders may hold at once (the memory budget less the memory cache).
     private let renderMemory: RenderMemoryBudget
 
-    init(configuration: ServerConfiguration, metrics: ServiceMetrics) throws {
+    init(configuration: ServerConfiguration, metrics: ServiceMetrics, tracer: any Tracer, logger: Logger) throws {
         self.configuration = configuration
         self.metrics = metrics
+        self.tracer = tracer
         let sourceGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
                                           privateSourceHosts: configuration.privateSourceHosts,
                                           allowedSourcePrefixes: configuration.allowedSourcePrefixes)
@@ -67,12 +69,13 @@ final class ImageService: Sendable {
         s3Downloads.connectAddressPolicy = { host, port, address in endpointGuard.allowsConnection(host: host, port: port, address: address) }
         let s3 = ImageDownloader(configuration: s3Downloads)
         self.s3 = s3
-        resultStore = try configuration.resultStore.map { try ResultStore(location: $0, downloader: s3, logger: Self.logger) }
+        resultStore = try configuration.resultStore.map { try ResultStore(location: $0, downloader: s3, logger: logger) }
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
-                                 animationByteLimit: configuration.animationByteLimit)
+                                 animationByteLimit: configuration.animationByteLimit,
+                                 settings: try RenderSettings(configuration, coders: coders))
         renderMemory = RenderMemoryBudget(capacity: configuration.renderBudgetBytes)
-        avifEncoderAvailable = coders.canEncode(.avif)
+        encodable = Set(FormatNegotiation.autoFormatCandidates.filter { coders.canEncode($0) })
         cache = OutputCache(directory: configuration.cacheDirectory.map { URL(fileURLWithPath: $0) },
                             memoryBytes: configuration.memoryCacheBytes)
         signature = configuration.signingKeys.isEmpty ? nil : RequestSignature(keys: configuration.signingKeys)
@@ -92,6 +95,9 @@ final class ImageService: Sendable {
     func parameters(query: String) throws -> ImageParameters {
         let parameters = try ImageParameters(query: query, presets: presets, presetsOnly: configuration.presetsOnly)
         if let signature { try signature.verify(query: query, signature: parameters.signature) }
+        if parameters.watermark != nil, configuration.watermarkFile == nil {
+            throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
+        }
         if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
             throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
         }
@@ -102,12 +108,46 @@ final class ImageService: Sendable {
         return parameters
     }
 
+    /// Checks and parses the query of `GET /info`: `url` and, with signing keys, `sig` (over the
+    /// query as sent); the source passes the same rules as for `/image`.
+    /// - Throws: ``ServiceError`` 400 or 403.
+    func infoSource(query: String) throws -> URL {
+        if let name = ImageParameters.pairs(of: query).map(\.0).first(where: { !["url", "sig"].contains($0) }) {
+            throw ServiceError.badParameter("unknown parameter '\(name)': /info takes url and sig")
+        }
+        let parameters = try ImageParameters(query: query)
+        if let signature { try signature.verify(query: query, signature: parameters.signature) }
+        if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
+            throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
+        }
+        if let reason = sourceGuard.refusal(for: parameters.url) { throw ServiceError.sourceNotAllowed(reason) }
+        if S3Configuration.isS3(parameters.url) {
+            do { _ = try S3Configuration.object(of: parameters.url) } catch { throw ServiceError.badParameter("\(error)") }
+        }
+        return parameters.url
+    }
+
+    /// What the source behind `url` says about itself, from its header (``ImageInfo``): the
+    /// source is fetched (or taken from the source cache) as for a render, never decoded.
+    /// - Throws: ``ServiceError``.
+    func info(for url: URL) async throws -> ImageInfo {
+        let source = try await source(for: url)
+        do {
+            return try ImageInfo.read(from: source.data)
+        } catch WebImageError.truncatedData(let reason) {
+            throw ServiceError(status: 415, code: "unsupportedSource", message: "truncated image: \(reason)")
+        } catch {
+            throw ServiceError.from(error)
+        }
+    }
+
     /// The output for `parameters` as negotiated with `accept`: from the cache, joined to a
     /// render in progress, or rendered.
     /// - Throws: ``ServiceError``.
     func image(for parameters: ImageParameters, accept: String?, logger: Logger) async throws -> (RenderedImage, Source) {
-        let choice = FormatNegotiation.choice(for: parameters.format, accept: accept, avifEncoderAvailable: avifEncoderAvailable)
-        let key = "\(parameters.url.absoluteString)\n\(parameters.renderKey)\n\(choice.rawValue)"
+        let choice = FormatNegotiation.choice(for: parameters.format, accept: accept, autoFormats: configuration.autoFormats,
+                                              canEncode: encodable.contains)
+        let key = renderer.outputKey(parameters, choice: choice)
         if let hit = await cache.value(forKey: key) {
             metrics.cacheHit(hit.tier)
             return (hit.image, hit.tier == .memory ? .memory : .disk)
@@ -134,7 +174,7 @@ final class ImageService: Sendable {
                         metrics.cacheHit(.store)
                         image = stored
                     } else {
-                        image = try await render(parameters, choice: choice, logger: logger)
+                        image = try await withRenderTimeout { [self] in try await render(parameters, choice: choice, logger: logger) }
                         resultStore?.store(image, forKey: key)
                     }
                     cache.store(image, forKey: key)
@@ -163,7 +203,7 @@ final class ImageService: Sendable {
     }
 
     /// Gets the source (kept, or fetched once for all its variants), waits until its estimate
-    /// fits in the memory budget, and renders it on NIO's blocking thread pool, off the cooperative threads.
+    /// fits in the memory budget, and renders it in a slot of the process's CPU budget (``WorkQueue/cpu``), off the cooperative threads.
     private func render(_ parameters: ImageParameters, choice: FormatNegotiation.Choice, logger: Logger) async throws -> RenderedImage {
         let start = ContinuousClock.now
         let source = try await source(for: parameters.url)
@@ -173,15 +213,27 @@ final class ImageService: Sendable {
                                             animationByteLimit: configuration.animationByteLimit)
         let renderer = estimate != nil ? self.renderer : ImageRenderer(
             coders: self.renderer.coders, maxSourcePixels: min(self.renderer.maxSourcePixels, renderMemory.capacity / 10),
-            animationByteLimit: self.renderer.animationByteLimit)
+            animationByteLimit: self.renderer.animationByteLimit, settings: self.renderer.settings)
         let reserved = estimate ?? renderMemory.capacity
         try await renderMemory.acquire(reserved)
         defer { renderMemory.release(reserved) }
+        // Timed out while it waited for the budget: the budget goes back before any work.
+        try Task.checkCancellation()
         let admitted = ContinuousClock.now
         let image: RenderedImage
         do {
-            image = try await NIOThreadPool.singleton.runIfActive { [validators = source.validators, data = source.data] in
-                try renderer.render(data, sourceValidators: validators, parameters: parameters, choice: choice)
+            // A slot of the process's CPU budget, as the library's decodes take: renders and
+            // loads in one process never run more CPU work than cores.
+            let cancelled = Locked(false)
+            let stages = RenderStages(tracer: tracer, context: ServiceContext.current ?? .topLevel,
+                                      isCancelled: { cancelled.withLock { $0 } })
+            image = try await withTaskCancellationHandler {
+                try await WorkQueue.cpu.perform(ticket: WorkQueue.cpu.makeTicket(), priority: .normal) {
+                    [validators = source.validators, data = source.data] in
+                    try renderer.render(data, sourceValidators: validators, parameters: parameters, choice: choice, stages: stages)
+                }
+            } onCancel: {
+                cancelled.withLock { $0 = true }
             }
         } catch WebImageError.truncatedData(let reason) {
             // The whole body arrived: an image that ends early is a broken image, not a broken fetch.
@@ -226,9 +278,22 @@ final class ImageService: Sendable {
 
     private func fetch(_ url: URL) async throws -> (Data, ImageLoadResponse) {
         let isS3 = S3Configuration.isS3(url)
+        let span = tracer.startSpan("fetch source", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        defer { span.end() }
+        span.attributes["url.scheme"] = url.scheme ?? ""
+        // The source request continues the trace (`traceparent`, as the tracer writes it).
+        var headers: [String: String] = [:]
+        tracer.inject(span.context, into: &headers, using: DictionaryInjector())
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadOutcome, WebImageError>, Never>) in
-            _ = (isS3 ? s3 : downloader).download(ImageLoadRequest(url: url), options: DownloadOptions(reportsProgress: false),
+            _ = (isS3 ? s3 : downloader).download(ImageLoadRequest(url: url, headers: headers), options: DownloadOptions(reportsProgress: false),
                                                   progress: nil) { continuation.resume(returning: $0) }
+        }
+        switch result {
+        case .success(.data(let data, _)): span.attributes["webimage.source.bytes"] = data.count
+        case .failure(let error):
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+        case .success(.notModified): break
         }
         switch result {
         case .success(.data(let data, let response)):
@@ -251,4 +316,34 @@ final class ImageService: Sendable {
             throw error
         }
     }
+
+    /// Runs `render` with `--render-timeout`: past it, its waiters get 503 `renderTimedOut` at
+    /// once, and the render is cancelled (a render waiting for the memory budget gives it back
+    /// without starting; one already on a thread finishes its step, then its budget is freed).
+    private func withRenderTimeout(_ render: @escaping @Sendable () async throws -> RenderedImage) async throws -> RenderedImage {
+        let limit = configuration.renderTimeout
+        let work = Task(operation: render)
+        let outcome = Locked<CheckedContinuation<RenderedImage, any Error>?>(nil)
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.withLock { $0 = continuation }
+            let timer = Task { [metrics] in
+                guard (try? await Task.sleep(for: limit)) != nil,
+                      let waiting = outcome.withLock({ state in defer { state = nil }; return state }) else { return }
+                work.cancel()
+                metrics.renderTimedOut()
+                waiting.resume(throwing: ServiceError(status: 503, code: "renderTimedOut",
+                                                      message: "the render took longer than \(limit) (--render-timeout)"))
+            }
+            Task {
+                let result = await work.result
+                timer.cancel()
+                outcome.withLock { state in defer { state = nil }; return state }?.resume(with: result)
+            }
+        }
+    }
+}
+
+/// Writes a trace context into request headers for the tracer.
+private struct DictionaryInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) { carrier[key] = value }
 }

@@ -7,8 +7,10 @@ import NIOCore
 /// works on an offline machine and behind any reverse proxy: it calls `image?…` relative to its own
 /// address. It shows the source at the chosen settings and at a few presets, each with its pixel
 /// size, byte size, `Content-Type`, time to the last byte and, behind the nginx fleet, the proxy
-/// cache status. `/?url=U&w=W&h=H&fit=F&format=X&q=Q` fills the form and renders at once (links and
-/// the end-to-end test use that). When every picture has settled, `body[data-state]` is `done` and
+/// cache status. `/?url=U&w=W&h=H&fit=F&format=X&q=Q` (and any other control's parameter:
+/// `gravity`, `focus`, `dpr`, `crop`, `rotate`, `flip`, `blur`, `sharpen`, `bg`, `progressive`,
+/// `wm`) fills the form and renders at once (links and the end-to-end test use that). Its requests
+/// send the `Accept` a browser sends for images, so `format=auto` shows what a page would get. When every picture has settled, `body[data-state]` is `done` and
 /// each figure carries `data-natural-width` (0 when it failed) and `data-status`.
 public enum PlaygroundPage {
     /// Registers `GET /` on `router` (`HEAD /` comes with the router's generated HEAD endpoints).
@@ -46,6 +48,7 @@ public enum PlaygroundPage {
     input, select, button { font: inherit; padding: .25rem .4rem; }
     input[name=url] { width: min(40rem, 90vw); }
     input[type=number] { width: 5.5rem; }
+    input.short { width: 7rem; }
     #gallery { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
     figure { margin: 0; padding: .5rem; background: #fff; border: 1px solid #ddd; border-radius: 4px; max-width: 100%; }
     figure img { display: block; max-width: 100%; background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }
@@ -62,18 +65,32 @@ public enum PlaygroundPage {
       <label>Source URL <input name="url" type="url" required placeholder="https://example.com/photo.jpg"></label>
       <label>Width <input name="w" type="number" min="1" placeholder="auto"></label>
       <label>Height <input name="h" type="number" min="1" placeholder="auto"></label>
-      <label>Fit <select name="fit"><option>contain</option><option>cover</option><option>fill</option></select></label>
-      <label>Format <select name="format"><option>auto</option><option>jpeg</option><option>png</option><option>webp</option><option>avif</option><option>gif</option></select></label>
+      <label>Fit <select name="fit"><option>contain</option><option>cover</option><option>fill</option><option>pad</option></select></label>
+      <label>Gravity <select name="gravity"><option value="">center</option><option>top</option><option>bottom</option><option>left</option><option>right</option><option>top-left</option><option>top-right</option><option>bottom-left</option><option>bottom-right</option><option>smart</option></select></label>
+      <label>Focus <input name="focus" class="short" placeholder="X,Y (0...1)"></label>
+      <label>DPR <input name="dpr" type="number" min="1" max="5" step="0.25" placeholder="1"></label>
+      <label>Crop <input name="crop" class="short" placeholder="X,Y,W,H"></label>
+      <label>Rotate <select name="rotate"><option value="">0</option><option>90</option><option>180</option><option>270</option></select></label>
+      <label>Flip <select name="flip"><option value="">none</option><option>h</option><option>v</option><option>hv</option></select></label>
+      <label>Blur <input name="blur" type="number" min="0.3" max="100" step="0.1" placeholder="none"></label>
+      <label>Sharpen <input name="sharpen" type="number" min="0.3" max="10" step="0.1" placeholder="none"></label>
+      <label>Background <input name="bg" class="short" placeholder="RRGGBB[AA]"></label>
+      <label>Format <select name="format"><option>auto</option><option>jpeg</option><option>png</option><option>webp</option><option>avif</option><option>gif</option><option>jxl</option></select></label>
       <label>Quality <input name="q" type="number" min="1" max="100" placeholder="default"></label>
+      <label>Progressive <select name="progressive"><option value="">no</option><option value="1">yes</option></select></label>
+      <label>Watermark <input name="wm" type="number" min="0" max="1" step="0.05" placeholder="opacity"></label>
       <button type="submit">Render</button>
     </form>
-    <p class="hint">Each picture is one <code>GET /image?url=…&amp;w=…&amp;h=…&amp;fit=…&amp;format=…&amp;q=…</code>; its caption shows the size, type and time of that response.</p>
+    <p class="hint">Each picture is one <code>GET /image?url=…&amp;w=…&amp;h=…&amp;fit=…&amp;format=…&amp;q=…</code> (with the other controls' parameters when set), sent with the <code>Accept</code> a browser sends for images; its caption shows the size, type and time of that response.</p>
     <div id="gallery"></div>
     <script>
     "use strict";
     const form = document.getElementById("controls");
     const gallery = document.getElementById("gallery");
-    const fields = ["url", "w", "h", "fit", "format", "q"];
+    const fields = ["url", "w", "h", "fit", "gravity", "focus", "dpr", "crop", "rotate", "flip", "blur", "sharpen", "bg",
+                    "format", "q", "progressive", "wm"];
+    // What Chromium sends for an <img>: format=auto negotiates as it would for a page.
+    const imageAccept = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8";
     // The gallery: the chosen settings first, then presets at the same source and format.
     const presets = [
       { label: "thumbnail 150x150 cover", w: "150", h: "150", fit: "cover" },
@@ -115,7 +132,7 @@ public enum PlaygroundPage {
       gallery.append(figure);
       const started = performance.now();
       try {
-        const response = await fetch(address);
+        const response = await fetch(address, { headers: { Accept: imageAccept } });
         const body = await response.blob();
         const elapsed = performance.now() - started;
         figure.dataset.status = String(response.status);

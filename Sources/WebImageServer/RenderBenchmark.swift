@@ -20,9 +20,11 @@ public struct RenderBenchmark: Sendable {
         // The URL only names the source in the ETag; nothing is fetched.
         parameters = try ImageParameters(query: "url=http%3A%2F%2Fbenchmark.invalid%2Fsource&" + query)
         let coders = ImageCodersManager.shared
-        renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels, 
-                                 animationByteLimit: configuration.animationByteLimit)
-        choice = FormatNegotiation.choice(for: parameters.format, accept: accept, avifEncoderAvailable: coders.canEncode(.avif))
+        renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
+                                 animationByteLimit: configuration.animationByteLimit,
+                                 settings: try RenderSettings(configuration, coders: coders))
+        choice = FormatNegotiation.choice(for: parameters.format, accept: accept, autoFormats: configuration.autoFormats,
+                                          canEncode: coders.canEncode)
     }
 
     /// Renders `source` once and returns the output's size in bytes.

@@ -29,6 +29,10 @@ enum RenderEstimate {
         var total = Double(source.count) + 4 * width * height + 2 * output
         if keepsFrames { total += Double(animationByteLimit) }
         if parameters.width != nil || parameters.height != nil { total += 4 * output }
+        // Blur's two working buffers of four Int32 a pixel, and sharpen's blurred copy.
+        if parameters.blur != nil || parameters.sharpen != nil { total += 36 * output }
+        if parameters.crop != nil || parameters.rotate != 0 || parameters.flipHorizontal || parameters.flipVertical
+            || parameters.watermark != nil { total += 4 * width * height }
         return Int(min(total, Double(Int.max / 4)))
     }
 
@@ -40,7 +44,10 @@ enum RenderEstimate {
         let box: Double
         switch (parameters.width.map { Double($0) }, parameters.height.map { Double($0) }) {
         case (nil, nil): return source
-        case (let w?, let h?): box = w * h
+        case (let w?, let h?):
+            // A pad is exactly the box, whatever the source's size.
+            if parameters.fit == .pad { return w * h }
+            box = w * h
         case (let side?, nil), (nil, let side?): box = side * side * max(width / height, height / width)
         }
         return parameters.enlarge ? box : min(box, source)

@@ -7,6 +7,7 @@ import Logging
 /// throws (404 for an unknown path) still answers in the service's JSON error shape.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServiceMetrics
+    private var requestID: HTTPField.Name { HTTPField.Name("X-Request-Id")! }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -17,12 +18,12 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             let status = Int(error.status.code)
             response = ImageResponses.error(status == 404
                 ? .notFound("no endpoint \(request.method.rawValue) \(request.uri.path)")
-                : ServiceError(status: status, code: "httpError", message: error.body ?? error.status.reasonPhrase))
+                : ServiceError(status: status, code: "httpError", message: error.body ?? error.status.reasonPhrase)).hummingbird
         } catch {
-            response = ImageResponses.error(ServiceError.from(error))
+            response = ImageResponses.error(ServiceError.from(error)).hummingbird
         }
         let duration = ContinuousClock.now - start
-        response.headers[ImageResponses.requestID] = context.id
+        response.headers[requestID] = context.id
         metrics.request(status: Int(response.status.code), duration: duration)
         context.logger.info("request", metadata: [
             "method": "\(request.method.rawValue)", "path": "\(request.uri.path)",

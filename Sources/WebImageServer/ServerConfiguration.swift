@@ -5,6 +5,10 @@ import Foundation
 #endif
 import WebImage
 
+/// The credentials `s3://` sources and the result store are signed with (the library's
+/// ``S3Configuration/Credentials``).
+public typealias S3Credentials = S3Configuration.Credentials
+
 /// Everything `webimage serve` can be told: flags, a config file or environment variables all end
 /// up here.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -66,6 +70,25 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How long a source may stay silent before the request fails with 504 (a whole fetch gets
     /// four times this).
     public var sourceTimeout: Duration = .seconds(15)
+    /// `--render-timeout S` (default 30 s): a render (its wait for the memory budget, decode,
+    /// transforms, encode) past it answers 503 `renderTimedOut` and is cancelled, its budget freed.
+    public var renderTimeout: Duration = .seconds(30)
+    /// `--client-timeout S` (default 10 s): a connection that has not sent a complete request
+    /// head this long after it opened or after its last response is closed (slow-loris clients).
+    public var clientTimeout: Duration = .seconds(10)
+    /// `--shutdown-delay S` (default 0): after SIGTERM, `/readyz` answers 503 at once while the
+    /// server goes on serving for this long before it stops accepting connections, so a load
+    /// balancer that polls readiness takes the instance out of rotation first.
+    public var shutdownDelay: Duration = .zero
+    /// `--quality FORMAT=Q,...`: the quality of each lossy output format when a request has no
+    /// `q` (``defaultQualities`` for those not named).
+    public var qualities: [ImageFormat: Int] = ServerConfiguration.defaultQualities
+    /// `--auto-formats LIST`: the formats `format=auto` tries, in order, among those `Accept`
+    /// names (``FormatNegotiation/autoFormatCandidates``; default `avif,webp`).
+    public var autoFormats: [ImageFormat] = FormatNegotiation.defaultAutoFormats
+    /// `--watermark FILE`: the image `wm` composites (any decodable image; alpha kept); `nil`:
+    /// `wm` is refused with 400.
+    public var watermarkFile: String?
     /// The deprecated setting names the configuration was given under (`allow-source`), so the
     /// summary shows a setting under the name its operator used.
     var deprecatedNamesUsed: Set<String> = []
@@ -111,6 +134,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.cacheControlMaxAge = cacheControlMaxAge
         self.memoryBudgetBytes = memoryBudgetBytes
     }
+
+    /// The quality of each lossy format when neither `q` nor `--quality` says: JPEG 80, WebP 80,
+    /// AVIF 60, JPEG XL 80.
+    public static let defaultQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 80]
 
     /// The smallest budget accepted, in MiB: the memory cache's quarter and room for a 2 MP render.
     public static let minimumMemoryBudgetMiB = 32

@@ -41,6 +41,18 @@ extension ServerConfiguration {
         public var cacheControlMaxAge: Int?
         /// `--memory-budget-mib`, in MiB.
         public var memoryBudgetMiB: Int?
+        /// `--render-timeout S`.
+        public var renderTimeout: Double?
+        /// `--client-timeout S`.
+        public var clientTimeout: Double?
+        /// `--shutdown-delay S`.
+        public var shutdownDelay: Double?
+        /// `--quality FORMAT=Q,...`, repeatable (the lists are joined).
+        public var qualities: [String] = []
+        /// `--auto-formats LIST`, comma-separated.
+        public var autoFormats: String?
+        /// `--watermark FILE`.
+        public var watermarkFile: String?
 
         /// No flags.
         public init() {}
@@ -94,6 +106,12 @@ extension ServerConfiguration {
         put("concurrency", flags.concurrency.map { .int($0) })
         put("cache-control-max-age", flags.cacheControlMaxAge.map { .int($0) })
         put("memory-budget-mib", flags.memoryBudgetMiB.map { .int($0) })
+        put("render-timeout", flags.renderTimeout.map { .double($0) })
+        put("client-timeout", flags.clientTimeout.map { .double($0) })
+        put("shutdown-delay", flags.shutdownDelay.map { .double($0) })
+        put("quality", flags.qualities.isEmpty ? nil : .string(flags.qualities.joined(separator: ",")))
+        put("auto-formats", flags.autoFormats.map { .string($0) })
+        put("watermark", flags.watermarkFile.map { .string($0) })
 
         // Each layer answers for a renamed setting under its new name, then under its old one.
         let renamed = ["allow-private-source": "allow-source"]
@@ -164,8 +182,56 @@ extension ServerConfiguration {
             cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
             memoryBudgetBytes: budgetMiB << 20)
         configuration.deprecatedNamesUsed = deprecatedNamesUsed
+        configuration.renderTimeout = try seconds("render-timeout", reader.double(forKey: "render-timeout", default: 30), allowsZero: false)
+        configuration.clientTimeout = try seconds("client-timeout", reader.double(forKey: "client-timeout", default: 10), allowsZero: false)
+        configuration.shutdownDelay = try seconds("shutdown-delay", reader.double(forKey: "shutdown-delay", default: 0), allowsZero: true)
+        // A comma-separated string (a flag, the environment, the file) or the file's list.
+        func list(_ key: String) -> String? {
+            reader.string(forKey: ConfigKey(key)) ?? reader.stringArray(forKey: ConfigKey(key))?.joined(separator: ",")
+        }
+        if let text = list("quality") { configuration.qualities = try Self.qualities(text) }
+        if let text = list("auto-formats") { configuration.autoFormats = try Self.autoFormats(text) }
+        configuration.watermarkFile = reader.string(forKey: "watermark")
         try configuration.validate()
         return configuration
+    }
+
+    /// `value` seconds as a duration: finite, at most a day, above zero unless `allowsZero`.
+    /// - Throws: ``ServiceError`` naming the setting.
+    static func seconds(_ name: String, _ value: Double, allowsZero: Bool) throws -> Duration {
+        guard value.isFinite, value <= 86_400, allowsZero ? value >= 0 : value > 0 else {
+            throw ServiceError.badParameter("\(name) must be \(allowsZero ? "0" : "more than 0") to 86400 seconds")
+        }
+        return .nanoseconds(Int64((value * 1e9).rounded()))
+    }
+
+    /// `--quality`'s `FORMAT=Q,...` (`jpeg=85,avif=50`) over ``defaultQualities``.
+    /// - Throws: ``ServiceError`` naming the entry that is not a lossy format with a quality in 1...100.
+    public static func qualities(_ text: String) throws -> [ImageFormat: Int] {
+        var qualities = defaultQualities
+        for entry in text.split(separator: ",") {
+            let parts = entry.split(separator: "=", omittingEmptySubsequences: false).map { $0.trimmingSpacesAndTabs.lowercased() }
+            guard parts.count == 2, let format = ImageFormat(rawValue: parts[0] == "jpg" ? "jpeg" : parts[0]),
+                  defaultQualities[format] != nil, let quality = Int(parts[1]), (1...100).contains(quality) else {
+                throw ServiceError.badParameter("quality '\(entry)': expected FORMAT=Q, FORMAT one of jpeg, webp, avif, jxl and Q in 1...100")
+            }
+            qualities[format] = quality
+        }
+        return qualities
+    }
+
+    /// `--auto-formats`' list (`avif,webp`, in the order `format=auto` tries them; may be empty).
+    /// - Throws: ``ServiceError`` naming a format that is not avif, webp or jxl, or one given twice.
+    public static func autoFormats(_ text: String) throws -> [ImageFormat] {
+        var formats: [ImageFormat] = []
+        for name in text.split(separator: ",").map({ $0.trimmingSpacesAndTabs.lowercased() }) where !name.isEmpty {
+            guard let format = ImageFormat(rawValue: name), FormatNegotiation.autoFormatCandidates.contains(format) else {
+                throw ServiceError.badParameter("auto-formats: '\(name)' is not one of avif, webp, jxl")
+            }
+            guard !formats.contains(format) else { throw ServiceError.badParameter("auto-formats: '\(name)' given twice") }
+            formats.append(format)
+        }
+        return formats
     }
 
     /// The memory budget when none is given, in MiB: 1024, or three quarters of the control
@@ -204,6 +270,9 @@ extension ServerConfiguration {
             throw ServiceError.badParameter("s3-region must be a region name like eu-west-1")
         }
         if let resultStore { _ = try ResultStore.validated(resultStore) }
+        if let watermarkFile, !FileManager.default.isReadableFile(atPath: watermarkFile) {
+            throw ServiceError.badParameter("watermark \(watermarkFile) is not a readable file")
+        }
         if let localRoot {
             var isDirectory = false
             guard FileManager.default.fileExists(atPath: localRoot, isDirectory: &isDirectory), isDirectory else {
@@ -254,6 +323,12 @@ extension ServerConfiguration {
             "max-source-pixels: \(maxSourcePixels)",
             "concurrency: \(concurrency)",
             "cache-control-max-age: \(cacheControlMaxAge)",
+            "render-timeout: \(renderTimeout)",
+            "client-timeout: \(clientTimeout)",
+            "shutdown-delay: \(shutdownDelay)",
+            "quality: " + qualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: ","),
+            "auto-formats: \(autoFormats.isEmpty ? "(none: jpeg or png)" : autoFormats.map(\.rawValue).joined(separator: ","))",
+            "watermark: \(watermarkFile ?? "(none: wm refused)")",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",
         ].joined(separator: "\n")

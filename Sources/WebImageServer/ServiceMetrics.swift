@@ -1,52 +1,61 @@
+import Metrics
 import Prometheus
 import WebImage
 
-/// The service's Prometheus metrics (`GET /metrics`), in a registry of its own so several servers
-/// in one process (tests) do not share counters.
+/// The service's instruments, made with swift-metrics through the factory it is given: the
+/// application's (``WebImageService`` embedded), or the standalone server's Prometheus registry
+/// (`GET /metrics`), which `webimage serve` also bootstraps as the process's factory so the
+/// library's own instruments (`webimage_downloader_*`) land beside these.
 final class ServiceMetrics: Sendable {
-    let registry = PrometheusCollectorRegistry()
-    private let latency: DurationHistogram
-    private let sourceFetches: Counter
-    private let sourceFailures: Counter
-    private let bytesOut: Counter
-    private let renders: Counter
-    private let statusCounters = Locked([Int: Counter]())
-    private let cacheHits: [OutputCache.Tier: Counter]
+    private let factory: any MetricsFactory
+    private let latency: Metrics.Timer
+    private let sourceFetches: Metrics.Counter
+    private let sourceFailures: Metrics.Counter
+    private let bytesOut: Metrics.Counter
+    private let renders: Metrics.Counter
+    private let renderTimeouts: Metrics.Counter
+    private let statusCounters = Locked([Int: Metrics.Counter]())
+    private let cacheHits: [OutputCache.Tier: Metrics.Counter]
 
-    /// `webimage_NAME_UNIT`, with help text.
-    private static func descriptor(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "webimage", metricName: name, unitName: unit, helpText: help)
-    }
+    /// The request latency's name; its buckets are set on the standalone server's factory.
+    static let latencyLabel = "webimage_http_request_duration_seconds"
+    /// The latency buckets, 5 ms to 10 s.
+    static let latencyBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+    ]
 
-    init() {
-        latency = registry.makeDurationHistogram(
-            descriptor: Self.descriptor("http_request_duration", "seconds", "Time from request to response head, all endpoints."),
-            buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                      .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10)])
-        sourceFetches = registry.makeCounter(descriptor: Self.descriptor("source_fetches", "total", "Source images fetched from origins."))
-        sourceFailures = registry.makeCounter(descriptor: Self.descriptor("source_fetch_failures", "total", "Source fetches that failed."))
-        bytesOut = registry.makeCounter(descriptor: Self.descriptor("bytes_out", "total", "Image body bytes sent."))
-        renders = registry.makeCounter(descriptor: Self.descriptor("renders", "total", "Decode + resize + encode runs."))
-        var hits: [OutputCache.Tier: Counter] = [:]
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        latency = Metrics.Timer(label: Self.latencyLabel, dimensions: [], preferredDisplayUnit: .seconds, factory: factory)
+        sourceFetches = Metrics.Counter(label: "webimage_source_fetches_total", dimensions: [], factory: factory)
+        sourceFailures = Metrics.Counter(label: "webimage_source_fetch_failures_total", dimensions: [], factory: factory)
+        bytesOut = Metrics.Counter(label: "webimage_bytes_out_total", dimensions: [], factory: factory)
+        renders = Metrics.Counter(label: "webimage_renders_total", dimensions: [], factory: factory)
+        renderTimeouts = Metrics.Counter(label: "webimage_render_timeouts_total", dimensions: [], factory: factory)
+        var hits: [OutputCache.Tier: Metrics.Counter] = [:]
         for tier in OutputCache.Tier.allCases {
-            hits[tier] = registry.makeCounter(
-                descriptor: Self.descriptor("cache_hits", "total", "Image requests served from the output cache."),
-                labels: [("tier", tier.rawValue)])
+            hits[tier] = Metrics.Counter(label: "webimage_cache_hits_total", dimensions: [("tier", tier.rawValue)], factory: factory)
         }
         cacheHits = hits
+    }
+
+    /// A Prometheus factory over `registry` with the service's latency buckets.
+    static func prometheusFactory(_ registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[latencyLabel] = latencyBuckets
+        return factory
     }
 
     func request(status: Int, duration: Duration) {
         let counter = statusCounters.withLock { counters in
             if let counter = counters[status] { return counter }
-            let counter = registry.makeCounter(
-                descriptor: Self.descriptor("http_requests", "total", "HTTP requests by response status."),
-                labels: [("status", String(status))])
+            let counter = Metrics.Counter(label: "webimage_http_requests_total", dimensions: [("status", String(status))], factory: factory)
             counters[status] = counter
             return counter
         }
         counter.increment()
-        latency.record(duration)
+        latency.record(duration: duration)
     }
 
     func sourceFetched(failed: Bool) {
@@ -55,9 +64,7 @@ final class ServiceMetrics: Sendable {
     }
 
     func rendered() { renders.increment() }
+    func renderTimedOut() { renderTimeouts.increment() }
     func cacheHit(_ tier: OutputCache.Tier) { cacheHits[tier]?.increment() }
     func sent(bytes: Int) { bytesOut.increment(by: Int64(bytes)) }
-
-    /// The Prometheus text exposition.
-    func exposition() -> [UInt8] { registry.emitToBuffer() }
 }

@@ -44,113 +44,81 @@ struct GIFAnimationSource: AnimationFrameSource {
         guard !data.isEmpty else { throw WebImageError.emptyData }
         self.data = data
         iccProfile = GIFICCProfile.read(data)
-        let base = data.startIndex, end = data.endIndex
-        func byte(_ offset: Int) throws -> Int {
-            guard offset >= 0, offset < end - base else { throw WebImageError.truncatedData("GIF ends inside a block") }
-            return Int(data[base + offset])
-        }
-        func word(_ offset: Int) throws -> Int { try byte(offset) | (byte(offset + 1) << 8) }
-        /// The offset after a chain of sub-blocks starting at `offset`, or `nil` when it runs past the end.
-        func skipSubBlocks(from offset: Int) -> Int? {
-            var position = offset
-            while position < end - base {
-                let length = Int(data[base + position])
-                position += 1
-                if length == 0 { return position }
-                position += length
-            }
-            return nil
-        }
         guard data.count >= 13, data.starts(with: Array("GIF".utf8)) else { throw WebImageError.corruptData("GIF: not a GIF file") }
-        let screenWidth = try word(6), screenHeight = try word(8), screenFlags = try byte(10)
-        let background = try byte(11)
-        var offset = 13
-        let globalColors = screenFlags & 0x80 != 0 ? 1 << ((screenFlags & 0x07) + 1) : 0
-        offset += globalColors * 3
-        guard offset <= data.count else { throw WebImageError.truncatedData("GIF: global colour table runs past the end") }
-
         let frameLimit = max(1, options.maxFrameCount)
         let framesWanted = options.firstFrameOnly ? 1 : (frameLimit == .max ? frameLimit : frameLimit + 1)
-        var disposal = 0, delay = 0.0, transparentIndex = -1
         var dispositions: [FrameDisposal] = []
         var keyFrames: [KeyFrames.Frame] = []
         var durations: [Double] = []
-        scan: while records.count < framesWanted {
-            guard offset < data.count else {
-                // A file that stops between frames (often without its trailer) is complete enough.
-                if !records.isEmpty { break scan }
-                throw WebImageError.truncatedData("GIF: no image before the end")
-            }
-            switch try byte(offset) {
-            case 0x21:
-                let label = try byte(offset + 1)
-                var position = offset + 2
-                var first = true, isNetscape = false
-                while true {
-                    let length = try byte(position)
-                    if length == 0 { position += 1; break }
-                    guard position + length < data.count else { throw WebImageError.truncatedData("GIF ends inside an extension") }
-                    if label == 0xF9, first, length >= 4 {
-                        let packed = try byte(position + 1)
+        try data.withUnsafeBytes { bytes throws in
+            func word(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+            let screenWidth = word(6), screenHeight = word(8), screenFlags = Int(bytes[10])
+            let background = Int(bytes[11])
+            let globalColors = screenFlags & 0x80 != 0 ? 1 << ((screenFlags & 0x07) + 1) : 0
+            var disposal = 0, delay = 0.0, transparentIndex = -1
+            var walker = GIFBlockWalker(bytes)
+            scan: while records.count < framesWanted, let block = walker.next() {
+                switch block {
+                case .extension(let label, let chain):
+                    let parts = GIFBlockWalker.subBlocks(in: chain, of: bytes)
+                    guard let first = parts.first else { continue }
+                    if label == 0xF9, first.count >= 4 {
+                        let packed = Int(bytes[first.lowerBound])
                         disposal = (packed >> 2) & 0x07
-                        delay = Double(try word(position + 2)) / 100
-                        transparentIndex = packed & 0x01 != 0 ? try byte(position + 4) : -1
-                    } else if label == 0xFF, first, length >= 11 {
-                        let identifier = String(decoding: data[(base + position + 1)..<(base + position + 12)], as: UTF8.self)
-                        isNetscape = identifier == "NETSCAPE2.0" || identifier == "ANIMEXTS1.0"
-                    } else if isNetscape, length >= 3, try byte(position + 1) == 1 {
-                        loopCount = try word(position + 2)
+                        delay = Double(word(first.lowerBound + 1)) / 100
+                        transparentIndex = packed & 0x01 != 0 ? Int(bytes[first.lowerBound + 3]) : -1
+                    } else if label == 0xFF, first.count >= 11 {
+                        let identifier = String(decoding: bytes[first.lowerBound..<first.lowerBound + 11], as: UTF8.self)
+                        guard identifier == "NETSCAPE2.0" || identifier == "ANIMEXTS1.0" else { continue }
+                        for part in parts.dropFirst() where part.count >= 3 && bytes[part.lowerBound] == 1 {
+                            loopCount = word(part.lowerBound + 1)
+                        }
                     }
-                    first = false
-                    position += 1 + length
+                case .image(let offset, _):
+                    let left = word(offset + 1), top = word(offset + 3)
+                    let width = word(offset + 5), height = word(offset + 7)
+                    guard width > 0, height > 0 else { throw WebImageError.corruptData("GIF frame of size \(width)×\(height)") }
+                    if canvasWidth == 0 {
+                        // A zero-sized logical screen takes the first frame's size.
+                        let size = screenWidth > 0 && screenHeight > 0 ? (screenWidth, screenHeight) : (left + width, top + height)
+                        try options.checkFullSizeCanvas(width: size.0, height: size.1)
+                        try CompressionBound.check(width: size.0, height: size.1, byteCount: data.count,
+                                                   pixelsPerByte: CompressionBound.gifPixelsPerByte, format: "GIF")
+                        canvasWidth = size.0
+                        canvasHeight = size.1
+                    }
+                    let visibleColumns = max(0, min(width, canvasWidth - left))
+                    let visibleRows = visibleColumns > 0 ? max(0, min(height, canvasHeight - top)) : 0
+                    let frame = Frame(descriptorOffset: offset, left: left, top: top, width: width, height: height,
+                                      transparentIndex: transparentIndex, visibleColumns: visibleColumns, visibleRows: visibleRows)
+                    let visible = CanvasRect(x: left, y: top, width: visibleColumns, height: visibleRows)
+                    if records.isEmpty {
+                        // A first frame without transparency shows the background colour where it
+                        // leaves the screen uncovered (as giflib's tools and Pillow draw it).
+                        fillsBackground = transparentIndex < 0 && background < globalColors
+                    }
+                    if transparentIndex >= 0 { hasAlpha = true }
+                    let shown: FrameDisposal = disposal == 2 ? .clear(visible) : disposal == 3 ? .restorePrevious : .keep
+                    records.append(frame)
+                    dispositions.append(shown)
+                    durations.append(delay)
+                    let drawn = records.count == 1 && fillsBackground ? CanvasRect(x: 0, y: 0, width: canvasWidth, height: canvasHeight) : visible
+                    keyFrames.append(KeyFrames.Frame(
+                        drawn: drawn,
+                        overwritesCanvas: transparentIndex < 0 && visible.covers(canvasWidth: canvasWidth, canvasHeight: canvasHeight),
+                        disposal: shown))
+                    disposal = 0
+                    delay = 0
+                    transparentIndex = -1
                 }
-                offset = position
-            case 0x2C:
-                let left = try word(offset + 1), top = try word(offset + 3)
-                let width = try word(offset + 5), height = try word(offset + 7), flags = try byte(offset + 9)
-                guard width > 0, height > 0 else { throw WebImageError.corruptData("GIF frame of size \(width)×\(height)") }
-                if canvasWidth == 0 {
-                    // A zero-sized logical screen takes the first frame's size.
-                    let size = screenWidth > 0 && screenHeight > 0 ? (screenWidth, screenHeight) : (left + width, top + height)
-                    try options.checkFullSizeCanvas(width: size.0, height: size.1)
-                    try CompressionBound.check(width: size.0, height: size.1, byteCount: data.count,
-                                               pixelsPerByte: CompressionBound.gifPixelsPerByte, format: "GIF")
-                    canvasWidth = size.0
-                    canvasHeight = size.1
-                }
-                let localColors = flags & 0x80 != 0 ? 1 << ((flags & 0x07) + 1) : 0
-                // Descriptor, local palette, LZW code size, then the image data's sub-blocks.
-                let dataStart = offset + 10 + localColors * 3 + 1
-                let visibleColumns = max(0, min(width, canvasWidth - left))
-                let visibleRows = visibleColumns > 0 ? max(0, min(height, canvasHeight - top)) : 0
-                let frame = Frame(descriptorOffset: offset, left: left, top: top, width: width, height: height,
-                                  transparentIndex: transparentIndex, visibleColumns: visibleColumns, visibleRows: visibleRows)
-                let visible = CanvasRect(x: left, y: top, width: visibleColumns, height: visibleRows)
-                if records.isEmpty {
-                    // A first frame without transparency shows the background colour where it
-                    // leaves the screen uncovered (as giflib's tools and Pillow draw it).
-                    fillsBackground = transparentIndex < 0 && background < globalColors
-                }
-                if transparentIndex >= 0 { hasAlpha = true }
-                let shown: FrameDisposal = disposal == 2 ? .clear(visible) : disposal == 3 ? .restorePrevious : .keep
-                records.append(frame)
-                dispositions.append(shown)
-                durations.append(delay)
-                let drawn = records.count == 1 && fillsBackground ? CanvasRect(x: 0, y: 0, width: canvasWidth, height: canvasHeight) : visible
-                keyFrames.append(KeyFrames.Frame(
-                    drawn: drawn,
-                    overwritesCanvas: transparentIndex < 0 && visible.covers(canvasWidth: canvasWidth, canvasHeight: canvasHeight),
-                    disposal: shown))
-                disposal = 0
-                delay = 0
-                transparentIndex = -1
-                // A frame whose data runs past the end stays: drawing it reports the truncation.
-                guard dataStart <= data.count, let next = skipSubBlocks(from: dataStart) else { break scan }
-                offset = next
-            case 0x3B:
-                break scan
-            default:
-                throw WebImageError.corruptData("GIF: unexpected record")
+            }
+            // A frame whose data runs past the end stays (drawing it reports the truncation), and
+            // a file that stops between frames (often without its trailer) is complete enough.
+            switch walker.end {
+            case .malformed: throw WebImageError.corruptData("GIF: unexpected record")
+            case .insideBlock: throw WebImageError.truncatedData("GIF ends inside a block")
+            case .endOfData where records.isEmpty: throw WebImageError.truncatedData("GIF: no image before the end")
+            default: break
             }
         }
         guard !records.isEmpty else { throw WebImageError.corruptData("GIF has no image") }

@@ -184,21 +184,19 @@ struct APNGDecoder: AnimationFrameSource {
         return png
     }
 
+    /// Every chunk up to `IEND`, by ``PNGChunkWalker``; ranges are indices of `data`.
     private func readChunks() throws -> [Chunk] {
-        var chunks: [Chunk] = []
-        var offset = data.startIndex + 8
-        while offset + 12 <= data.endIndex {
-            let length = Int(uint32(at: offset))
-            let type = String(decoding: data[(offset + 4)..<(offset + 8)], as: UTF8.self)
-            let bodyStart = offset + 8
-            guard length <= data.endIndex - bodyStart - 4 else {
-                throw WebImageError.truncatedData("PNG chunk \(type) runs past the end")
+        let base = data.startIndex
+        return try data.withUnsafeBytes { bytes throws -> [Chunk] in
+            var chunks: [Chunk] = []
+            var walker = PNGChunkWalker(bytes)
+            while let chunk = walker.next() {
+                guard chunk.isComplete else { throw WebImageError.truncatedData("PNG chunk \(chunk.type) runs past the end") }
+                chunks.append(Chunk(type: chunk.type, body: (base + chunk.body.lowerBound)..<(base + chunk.body.upperBound)))
+                if chunk.type == "IEND" { return chunks }
             }
-            chunks.append(Chunk(type: type, body: bodyStart..<(bodyStart + length)))
-            if type == "IEND" { return chunks }
-            offset = bodyStart + length + 4
+            throw WebImageError.truncatedData("PNG ends before IEND")
         }
-        throw WebImageError.truncatedData("PNG ends before IEND")
     }
 
     private func uint32(at offset: Int) -> UInt32 {

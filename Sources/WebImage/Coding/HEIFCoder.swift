@@ -26,7 +26,7 @@ package struct HEIFCoder: ImageCoder {
     package init() {}
 
     /// libheif is opened, and its plugins registered, once per process before the first decode.
-    private static let initialized: Bool = {
+    static let initialized: Bool = {
         CodecLibrary.heif.isAvailable && heif_init(nil).code == heif_error_Ok
     }()
 
@@ -113,14 +113,20 @@ package struct HEIFCoder: ImageCoder {
     /// else a profile made from its nclx primaries and transfer; `nil` for sRGB or unspecified.
     /// (An embedded thumbnail is shown in its primary image's colours, as the format intends.)
     static func colorProfile(_ handle: OpaquePointer) -> Data? {
-        let size = heif_image_handle_get_raw_color_profile_size(handle)
-        if size > 0, size <= ICCTransformCache.maximumProfileSize {
-            var bytes = [UInt8](repeating: 0, count: size)
-            if heif_image_handle_get_raw_color_profile(handle, &bytes).code == heif_error_Ok { return Data(bytes) }
-        }
+        if let embedded = embeddedProfile(handle) { return embedded }
         guard let nclx = takeNCLX({ heif_image_handle_get_nclx_color_profile(handle, $0) }) else { return nil }
         return ColorProfileBuilder.nclxProfile(primaries: Int(nclx.color_primaries.rawValue),
                                                transfer: Int(nclx.transfer_characteristics.rawValue))
+    }
+
+    /// The ICC profile the image's `colr` box embeds (`rICC`/`prof`), or `nil`; profiles over
+    /// ``ICCTransformCache/maximumProfileSize`` are not read.
+    static func embeddedProfile(_ handle: OpaquePointer) -> Data? {
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        guard size > 0, size <= ICCTransformCache.maximumProfileSize else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        guard heif_image_handle_get_raw_color_profile(handle, &bytes).code == heif_error_Ok else { return nil }
+        return Data(bytes)
     }
 
     /// The nclx values one of libheif's nclx getters hands out, the struct freed whatever the
@@ -195,7 +201,7 @@ package struct HEIFCoder: ImageCoder {
         return (bitmap, profile)
     }
 
-    private static func check(_ error: heif_error) throws {
+    static func check(_ error: heif_error) throws {
         guard error.code != heif_error_Ok else { return }
         let text = "HEIF: " + (error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)")
         switch error.code {

@@ -121,12 +121,16 @@ public struct EncodeOptions: Sendable, Hashable {
     public var lossless: Bool
     /// Encode only the first frame of an animation.
     public var firstFrameOnly: Bool
+    /// Write a progressive JPEG (libjpeg's simple progression: the image sharpens as it loads)
+    /// or an interlaced (Adam7) PNG; other formats ignore it.
+    public var progressive: Bool
 
     /// Creates options; the default quality is 0.9, lossy where the format allows.
-    public init(quality: Double = 0.9, lossless: Bool = false, firstFrameOnly: Bool = false) {
+    public init(quality: Double = 0.9, lossless: Bool = false, firstFrameOnly: Bool = false, progressive: Bool = false) {
         self.quality = quality
         self.lossless = lossless
         self.firstFrameOnly = firstFrameOnly
+        self.progressive = progressive
     }
 }
 

@@ -47,11 +47,12 @@ package struct PNGCoder: ImageCoder {
 
     package func canEncode(_ format: ImageFormat) -> Bool { format == .png }
 
-    /// Encodes the first frame as an 8-bit RGBA PNG (RGB when the image has no alpha).
+    /// Encodes the first frame as an 8-bit RGBA PNG (RGB when the image has no alpha), Adam7
+    /// interlaced with ``EncodeOptions/progressive``.
     package func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .png else { throw WebImageError.unsupportedFormat("PNGCoder encodes PNG only") }
         return try Self.encodeBitmap(image.bitmap, keepAlpha: image.hasAlpha || image.bitmap.containsTransparency,
-                                     iccProfile: image.iccProfile)
+                                     iccProfile: image.iccProfile, interlaced: options.progressive)
     }
 
     // MARK: - Still images
@@ -165,7 +166,7 @@ package struct PNGCoder: ImageCoder {
 
     // MARK: - Encoding
 
-    static func encodeBitmap(_ bitmap: Bitmap, keepAlpha: Bool, iccProfile: Data? = nil) throws -> Data {
+    static func encodeBitmap(_ bitmap: Bitmap, keepAlpha: Bool, iccProfile: Data? = nil, interlaced: Bool = false) throws -> Data {
         guard let context = spng_ctx_new(Int32(SPNG_CTX_ENCODER.rawValue)) else {
             throw WebImageError.encodingFailed("cannot create a PNG encoder")
         }
@@ -173,7 +174,7 @@ package struct PNGCoder: ImageCoder {
         spng_set_option(context, SPNG_ENCODE_TO_BUFFER, 1)
         var header = spng_ihdr(width: UInt32(bitmap.width), height: UInt32(bitmap.height), bit_depth: 8,
                                color_type: UInt8(keepAlpha ? 6 : 2), compression_method: 0, filter_method: 0,
-                               interlace_method: 0)
+                               interlace_method: interlaced ? 1 : 0)
         guard spng_set_ihdr(context, &header) == 0 else { throw WebImageError.encodingFailed("PNG header") }
         // libspng keeps a pointer to the profile until the image is encoded, so the copy lives as
         // long as this function.

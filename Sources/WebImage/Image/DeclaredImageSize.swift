@@ -19,7 +19,7 @@ extension FormatDetection {
             let size: (width: Int, height: Int)?
             switch format {
             case .jpeg: size = Self.jpegSize(bytes)
-            case .png: size = bytes.count >= 24 ? (Self.bigEndian31(bytes, 16), Self.bigEndian31(bytes, 20)) : nil
+            case .png: size = bytes.count >= 24 ? Self.pngSize(bytes) : nil
             case .gif: size = bytes.count >= 10 ? (Self.littleEndian16(bytes, 6), Self.littleEndian16(bytes, 8)) : nil
             case .webp: size = Self.webPSize(bytes)
             default: size = nil
@@ -46,9 +46,10 @@ extension FormatDetection {
 
     /// The canvas of an extended WebP (`VP8X`), or the frame size of a simple lossy or lossless one.
     private static func webPSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
-        guard bytes.count >= 30 else { return nil }
+        guard bytes.count >= 25 else { return nil }
         switch String(decoding: bytes[12..<16], as: UTF8.self) {
         case "VP8X":
+            guard bytes.count >= 30 else { return nil }
             let width = Int(bytes[24]) | Int(bytes[25]) << 8 | Int(bytes[26]) << 16
             let height = Int(bytes[27]) | Int(bytes[28]) << 8 | Int(bytes[29]) << 16
             return (width + 1, height + 1)
@@ -58,16 +59,22 @@ extension FormatDetection {
             return ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
         case "VP8 ":
             // The key frame's start code 9D 01 2A, then 14-bit width and height (2 bits of scale each).
-            guard bytes[23] == 0x9D, bytes[24] == 0x01, bytes[25] == 0x2A else { return nil }
+            guard bytes.count >= 30, bytes[23] == 0x9D, bytes[24] == 0x01, bytes[25] == 0x2A else { return nil }
             return (littleEndian16(bytes, 26) & 0x3FFF, littleEndian16(bytes, 28) & 0x3FFF)
         default:
             return nil
         }
     }
 
-    /// IHDR's sides are 31-bit: the top bit is masked so the value is never negative.
-    private static func bigEndian31(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
-        Int(bytes[offset] & 0x7F) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+    /// IHDR's sides (the first chunk's first eight bytes) are at most 2³¹ − 1: a side with the top
+    /// bit set is no size (PNG forbids it; libspng refuses the file).
+    private static func pngSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        guard bytes[16] & 0x80 == 0, bytes[20] & 0x80 == 0 else { return nil }
+        return (bigEndian32(bytes, 16), bigEndian32(bytes, 20))
+    }
+
+    private static func bigEndian32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
+        Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
     }
 
     private static func littleEndian16(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {

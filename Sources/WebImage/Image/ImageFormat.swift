@@ -115,15 +115,9 @@ package struct FormatDetection: Sendable, Hashable {
 
     /// Walks PNG chunks until `IDAT`: an `acTL` before it makes the file an APNG.
     private static func pngHasAnimationControl(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 8
-        while offset + 8 <= bytes.count {
-            let length = bigEndian32(bytes, offset)
-            let type = String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self)
-            if type == "acTL" { return true }
-            if type == "IDAT" { return false }
-            let (next, overflow) = offset.addingReportingOverflow(12 + length)
-            guard !overflow, next > offset else { return false }
-            offset = next
+        for chunk in PNGChunkWalker(bytes) {
+            if chunk.type == "acTL" { return true }
+            if chunk.type == "IDAT" { return false }
         }
         return false
     }

@@ -68,7 +68,7 @@ package struct DataURLLoader: ImageLoader {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.count,
-                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
+                      let high = Hex.digitValue(bytes[index + 1]), let low = Hex.digitValue(bytes[index + 2]) else {
                     throw WebImageError.corruptData("bad percent-encoding in data URL")
                 }
                 out.append(high << 4 | low)
@@ -79,14 +79,5 @@ package struct DataURLLoader: ImageLoader {
             }
         }
         return out
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -3,10 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import NIOPosix
 import Synchronization
 
-/// Loads file URLs, or `local:///PATH` URLs inside a ``LocalRoot``, on NIO's blocking thread pool
+/// Loads file URLs, or `local:///PATH` URLs inside a ``LocalRoot``, in slots of the process's blocking-I/O budget
 /// (never on the caller's thread), with progress.
 package struct FileImageLoader: ImageLoader {
     /// `file:` URLs as they are, or `local:` URLs inside a root.
@@ -36,7 +35,8 @@ package struct FileImageLoader: ImageLoader {
         Task {
             do {
                 guard root == nil ? url.isFileURL : LocalRoot.isLocal(url) else { throw WebImageError.invalidURL(url.absoluteString) }
-                try await NIOThreadPool.singleton.runIfActive {
+                // Blocking reads take a slot of the process's I/O budget, as the disk cache's do.
+                try await runBlockingIO {
                     let file = try root.map { try $0.open(url) } ?? OpenFile(path: url.path)
                     try Self.read(file, url: url, maxBodySize: maxBodySize, chunkSize: chunkSize, partial: partial,
                                   stop: stop, continuation: continuation)

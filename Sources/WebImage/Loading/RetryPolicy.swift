@@ -9,6 +9,8 @@ extension ImageDownloader {
     /// Retried: no connection or a connection lost, a body cut short, no bytes for the idle
     /// timeout, and the statuses 408, 429, 500, 502, 503 and 504. Never retried: other statuses,
     /// untrusted certificates, refused redirects, limits, cancellation, the resource timeout.
+    /// These are exactly the failures ``WebImageError/isTransient`` calls transient (one
+    /// definition), cancellation aside, so a URL given up on is not recorded as a bad one.
     ///
     /// Retry *n* waits ``baseDelay`` × 2^(n−1), at most ``maxDelay``, less a random part of up
     /// to ``jitter`` of it (so that many clients do not come back at once). A `Retry-After` the

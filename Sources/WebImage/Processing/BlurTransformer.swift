@@ -1,14 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension ImageTransformers {
-    /// Blurs every frame with an approximate Gaussian: three box blurs in each direction, whose
+    /// Blurs every frame with a Gaussian: below a standard deviation of 2, an exact (sampled,
+    /// normalized) kernel in each direction; from 2 on, three box blurs in each direction, whose
     /// widths are chosen so their combined variance matches the Gaussian's (boxes have odd integer
-    /// widths, so it is off by up to about 17 % for small radii, less for large ones).
+    /// widths, so it is off by up to about 17 % near 2, less for larger radii).
     ///
     /// Blurring works on premultiplied values, so transparent pixels do not darken their neighbours;
     /// beyond the edges the edge pixels repeat, so the borders do not fade.
     public struct Blur: ImageTransformer, Hashable {
         /// The Gaussian's standard deviation in pixels (what Pillow's `GaussianBlur` and Core Image's
-        /// `CIGaussianBlur` call radius). Below about 0.6 (where the smallest box is already too wide),
-        /// 0 or less, or not finite, the image is left unchanged;
+        /// `CIGaussianBlur` call radius). 0 or less, or not finite, the image is left unchanged;
         /// values above 1000 act as 1000.
         public var radius: Double
 
@@ -24,9 +32,23 @@ extension ImageTransformers {
 
         /// Blurs every frame; durations are kept.
         public func transform(_ image: DecodedImage) throws -> DecodedImage {
-            let radii = Self.boxRadii(sigma: sigma)
-            if radii.allSatisfy({ $0 == 0 }) { return image }
-            return try image.mappingFrames { try Self.blur($0, radii: radii) }
+            let sigma = self.sigma
+            if sigma == 0 { return image }
+            return try image.mappingFrames { try Self.blurred($0, sigma: sigma) }
+        }
+
+        /// Below this standard deviation the kernel is exact: boxes approximate it poorly there.
+        static let exactBelow = 2.0
+
+        /// `bitmap` blurred with a Gaussian of `sigma` (positive, finite): exact below
+        /// ``exactBelow``, three box passes from it on. Shared with ``Sharpen``.
+        static func blurred(_ bitmap: Bitmap, sigma: Double) throws -> Bitmap {
+            guard sigma < exactBelow else { return try blur(bitmap, radii: boxRadii(sigma: sigma)) }
+            let radius = max(1, Int((3 * sigma).rounded(.up)))
+            var weights = (-radius...radius).map { offset in Float(exp(-Double(offset * offset) / (2 * sigma * sigma))) }
+            let total = weights.reduce(0, +)
+            weights = weights.map { $0 / total }
+            return try convolve(bitmap, passes: [.kernel(weights, radius: radius)])
         }
 
         /// Half-widths of three boxes whose repeated application approximates a Gaussian of `sigma`
@@ -45,7 +67,21 @@ extension ImageTransformers {
             return (0..<3).map { ($0 < m ? lower : upper) / 2 }
         }
 
-        private static func blur(_ bitmap: Bitmap, radii: [Int]) throws -> Bitmap {
+        /// `bitmap` blurred by three box passes of `radii` (``boxRadii(sigma:)``).
+        static func blur(_ bitmap: Bitmap, radii: [Int]) throws -> Bitmap {
+            try convolve(bitmap, passes: radii.filter { $0 > 0 }.map { .box(radius: $0) })
+        }
+
+        /// One separable pass, run along every row and then every column.
+        private enum Pass {
+            /// A box of `2 × radius + 1`.
+            case box(radius: Int)
+            /// A kernel of `2 × radius + 1` normalized weights.
+            case kernel([Float], radius: Int)
+        }
+
+        /// `bitmap` with each of `passes` run along every row, then every column, on premultiplied values.
+        private static func convolve(_ bitmap: Bitmap, passes: [Pass]) throws -> Bitmap {
             let width = bitmap.width, height = bitmap.height
             let count = width * height * 4
             // Premultiplied channels scaled by 255 (alpha too), so integer sums keep full precision.
@@ -60,20 +96,24 @@ extension ImageTransformers {
                     current[index + 3] = alpha * 255
                 }
             }
-            for radius in radii where radius > 0 {
+            func run(_ pass: Pass, _ from: UnsafePointer<Int32>, _ to: UnsafeMutablePointer<Int32>, length: Int, step: Int) {
+                switch pass {
+                case .box(let radius): boxPass(from, to, length: length, step: step, radius: radius)
+                case .kernel(let weights, let radius): kernelPass(from, to, length: length, step: step, weights: weights, radius: radius)
+                }
+            }
+            for pass in passes {
                 current.withUnsafeBufferPointer { from in
                     scratch.withUnsafeMutableBufferPointer { to in
                         for y in 0..<height {
-                            boxPass(from.baseAddress! + y * width * 4, to.baseAddress! + y * width * 4,
-                                    length: width, step: 4, radius: radius)
+                            run(pass, from.baseAddress! + y * width * 4, to.baseAddress! + y * width * 4, length: width, step: 4)
                         }
                     }
                 }
                 scratch.withUnsafeBufferPointer { from in
                     current.withUnsafeMutableBufferPointer { to in
                         for x in 0..<width {
-                            boxPass(from.baseAddress! + x * 4, to.baseAddress! + x * 4,
-                                    length: height, step: width * 4, radius: radius)
+                            run(pass, from.baseAddress! + x * 4, to.baseAddress! + x * 4, length: height, step: width * 4)
                         }
                     }
                 }
@@ -93,6 +133,25 @@ extension ImageTransformers {
                         pixels[index + channel] = UInt8(min(255, max(0, value)))
                     }
                     pixels[index + 3] = UInt8(min(255, straightAlpha))
+                }
+            }
+        }
+
+        /// One convolution with `weights` (`2 × radius + 1` of them) along a line of `length` pixels
+        /// `step` values apart, all four channels; indices past the ends read the end pixels.
+        private static func kernelPass(_ from: UnsafePointer<Int32>, _ to: UnsafeMutablePointer<Int32>,
+                                       length: Int, step: Int, weights: [Float], radius: Int) {
+            let last = length - 1
+            weights.withUnsafeBufferPointer { weights in
+                for i in 0..<length {
+                    var sum = SIMD4<Float>.zero
+                    for tap in -radius...radius {
+                        let pixel = from + min(max(i + tap, 0), last) * step
+                        sum += SIMD4(Float(pixel[0]), Float(pixel[1]), Float(pixel[2]), Float(pixel[3])) * weights[tap + radius]
+                    }
+                    let out = to + i * step
+                    out[0] = Int32(sum[0].rounded()); out[1] = Int32(sum[1].rounded())
+                    out[2] = Int32(sum[2].rounded()); out[3] = Int32(sum[3].rounded())
                 }
             }
         }

@@ -1,6 +1,6 @@
-/// The built-in transformers, by what they do: ``Resize``, ``Crop``, ``RoundCorner``,
-/// ``Grayscale``, ``Flip``, ``Rotate``, ``Orientation``, ``Blur``, ``Tint``, and ``Pipeline`` to
-/// chain them. Each is an ``ImageTransformer``; write your own by conforming to it.
+/// The built-in transformers, by what they do: ``Resize`` (placed by a ``Gravity``), ``SmartCrop``,
+/// ``Crop``, ``Pad``, ``RoundCorner``, ``Grayscale``, ``Flip``, ``Rotate``, ``Orientation``, ``Blur``,
+/// ``Sharpen``, ``Tint``, ``Watermark``, ``Flatten``, and ``Pipeline`` to chain them. Each is an ``ImageTransformer``; write your own by conforming to it.
 public enum ImageTransformers {}
 
 // The names the package's own code (the manager, the CLI, tests) has used for the built-in

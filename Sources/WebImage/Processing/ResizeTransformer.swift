@@ -31,6 +31,9 @@ extension ImageTransformers {
         public var filter: ResamplingFilter
         /// Whether images smaller than the target are enlarged.
         public var allowUpscaling: Bool
+        /// Which part ``Mode/fill`` keeps when it crops (the middle by default; a focal point
+        /// centres the crop on it as far as the edges allow). The other modes do not crop.
+        public var gravity: Gravity = .center
         /// Whether a large resample splits its rows over two threads. A caller that already runs
         /// one resize per core (a server rendering many requests) turns it off: the split only
         /// adds thread hand-offs there.
@@ -46,10 +49,18 @@ extension ImageTransformers {
             self.allowUpscaling = allowUpscaling
         }
 
+        /// Creates a resize to `width` × `height` pixels whose ``Mode/fill`` crop keeps the part
+        /// `gravity` names.
+        public init(width: Int, height: Int, mode: Mode = .fit, filter: ResamplingFilter = .lanczos3,
+                    allowUpscaling: Bool = false, gravity: Gravity) {
+            self.init(width: width, height: height, mode: mode, filter: filter, allowUpscaling: allowUpscaling)
+            self.gravity = gravity
+        }
+
         /// Equal when they make the same pixels: how the work is split over threads is not part of it.
         public static func == (lhs: Resize, rhs: Resize) -> Bool {
             (lhs.width, lhs.height, lhs.mode, lhs.filter, lhs.allowUpscaling)
-                == (rhs.width, rhs.height, rhs.mode, rhs.filter, rhs.allowUpscaling)
+                == (rhs.width, rhs.height, rhs.mode, rhs.filter, rhs.allowUpscaling) && lhs.gravity == rhs.gravity
         }
 
         public func hash(into hasher: inout Hasher) {
@@ -58,12 +69,15 @@ extension ImageTransformers {
             hasher.combine(mode)
             hasher.combine(filter)
             hasher.combine(allowUpscaling)
+            hasher.combine(gravity)
         }
 
         /// `"resize(WxH,mode,filter)"`, with `",upscale"` before the parenthesis closes when
-        /// ``allowUpscaling`` is set: `"resize(200x100,fill,lanczos3)"`.
+        /// ``allowUpscaling`` is set, and `",GRAVITY"` for a ``Mode/fill`` placed other than in the
+        /// middle: `"resize(200x100,fill,lanczos3)"`, `"resize(200x100,fill,lanczos3,top-left)"`.
         public var identifier: String {
-            "resize(\(width)x\(height),\(mode.rawValue),\(filter.rawValue)\(allowUpscaling ? ",upscale" : ""))"
+            let placement = mode == .fill && gravity != .center ? "," + gravity.name : ""
+            return "resize(\(width)x\(height),\(mode.rawValue),\(filter.rawValue)\(allowUpscaling ? ",upscale" : "")\(placement))"
         }
 
         /// Resizes every frame; durations are kept.
@@ -81,7 +95,7 @@ extension ImageTransformers {
             }
         }
 
-        /// What to do with a `sourceWidth` × `sourceHeight` image: an optional centered crop of the
+        /// What to do with a `sourceWidth` × `sourceHeight` image: an optional crop (by ``gravity``) of the
         /// source, then a resample to `width` × `height`.
         func plan(width sourceWidth: Int, height sourceHeight: Int) throws
             -> (crop: (x: Int, y: Int, width: Int, height: Int)?, width: Int, height: Int) {
@@ -107,16 +121,16 @@ extension ImageTransformers {
                 if !allowUpscaling, height >= sourceHeight { return (nil, sourceWidth, sourceHeight) }
                 return (nil, side(w * th / h, limit: width), height)
             case .fill:
-                // The largest region of the source with the target's aspect ratio, centered.
+                // The largest region of the source with the target's aspect ratio, placed by gravity.
                 let (cropWidth, cropHeight): (Int, Int)
                 if tw * h >= th * w {
                     (cropWidth, cropHeight) = (sourceWidth, side(w * th / tw, limit: sourceHeight))
                 } else {
                     (cropWidth, cropHeight) = (side(h * tw / th, limit: sourceWidth), sourceHeight)
                 }
+                let origin = gravity.origin(inner: (cropWidth, cropHeight), outer: (sourceWidth, sourceHeight))
                 let crop = cropWidth == sourceWidth && cropHeight == sourceHeight ? nil
-                    : (x: (sourceWidth - cropWidth) / 2, y: (sourceHeight - cropHeight) / 2,
-                       width: cropWidth, height: cropHeight)
+                    : (x: origin.x, y: origin.y, width: cropWidth, height: cropHeight)
                 if !allowUpscaling, cropWidth < width || cropHeight < height {
                     return (crop, cropWidth, cropHeight)
                 }

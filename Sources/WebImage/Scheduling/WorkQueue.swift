@@ -17,9 +17,9 @@ import Foundation
 /// transform and encode takes one of its slots, so the process never runs more CPU work than
 /// cores, whichever manager or cache asks. A queue made `within` it (a manager's own limit)
 /// takes its own slot first, then one of the budget's.
-final class WorkQueue: Sendable {
+package final class WorkQueue: Sendable {
     /// The process's CPU budget: one slot per active core.
-    static let cpu = WorkQueue(width: ProcessInfo.processInfo.activeProcessorCount)
+    package static let cpu = WorkQueue(width: ProcessInfo.processInfo.activeProcessorCount)
 
     /// The process's budget for blocking disk I/O (cache reads): wider than ``cpu``, since a
     /// blocked read uses no core, but bounded, so a burst of misses cannot take every thread.
@@ -49,11 +49,11 @@ final class WorkQueue: Sendable {
     }
 
     /// A ticket for one piece of work, so its priority can change while it waits.
-    func makeTicket() -> Int { Self.tickets.add(1, ordering: .relaxed).oldValue }
+    package func makeTicket() -> Int { Self.tickets.add(1, ordering: .relaxed).oldValue }
 
     /// Runs `work` on a Dispatch thread (see ``runBlocking(qos:_:)``) once a slot is free.
     /// Throws ``WebImageError/cancelled`` when the task is cancelled while waiting.
-    func perform<T: Sendable>(ticket: Int, priority: LoadPriority, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    package func perform<T: Sendable>(ticket: Int, priority: LoadPriority, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await acquire(ticket: ticket, priority: priority)
         defer { release() }
         guard !Task.isCancelled else { throw WebImageError.cancelled }

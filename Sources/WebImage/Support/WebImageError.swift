@@ -1,3 +1,5 @@
+import WebImageHTTP
+
 /// Every failure swift-webimage reports.
 ///
 /// Each case says what happened; ``isTransient`` says whether trying again later may succeed,
@@ -55,12 +57,19 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// request through the same proxy fails the same way.
     case proxyAuthenticationRequired(String)
 
-    /// Whether trying again later may succeed: timeouts, lost connections and cancellation are
-    /// transient; a 404 or corrupt data is not.
+    /// Whether trying again later may succeed: timeouts, a connection that could not be made or
+    /// was lost (before the response or in the middle of its body), the statuses 408, 429, 500,
+    /// 502, 503 and 504, and cancellation are transient; a 404, a 501 (the server will never do
+    /// it), corrupt data or a refused redirect are not.
+    ///
+    /// One definition with the downloader's retry rule (``ImageDownloader/RetryPolicy``): what it
+    /// sends again is transient here, so a URL it gave up on is not put on the manager's
+    /// failed-URL list as if it were bad. Only cancellation differs: transient (the caller left,
+    /// the URL is fine) but never retried.
     public var isTransient: Bool {
         switch self {
-        case .cancelled, .timedOut, .connectionFailed, .notCached, .fileSystem: true
-        case .httpStatus(let code): code == 408 || code == 429 || code >= 500
+        case .cancelled, .timedOut, .connectionFailed, .truncatedData, .notCached, .fileSystem: true
+        case .httpStatus(let code): HTTPRetryPolicy.transientStatuses.contains(code)
         default: false
         }
     }

@@ -9,7 +9,7 @@ import WebImageTestSupport
 @Suite("S3 loads through the manager and the CLI", .enabled(if: MotoS3.available, "python3 with moto[server] and boto3 is not installed"),
        .serialized, .timeLimit(.minutes(2)))
 struct S3LoaderTests {
-    private let credentials = S3Credentials(accessKeyID: "testing", secretAccessKey: "testing")
+    private let credentials = S3Configuration.Credentials(accessKeyID: "testing", secretAccessKey: "testing")
 
     @Test func theManagerLoadsAnObjectOnceForConcurrentCallersAndAMissingOneFails() async throws {
         let moto = try await MotoS3.start()

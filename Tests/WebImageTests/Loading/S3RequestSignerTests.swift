@@ -6,7 +6,7 @@ import Testing
 /// same request, date and credentials; skipped, with the reason shown, where botocore is missing.
 @Suite("S3 request signing", .enabled(if: Botocore.python != nil, "python3 with botocore is not installed"))
 struct S3RequestSignerTests {
-    private let credentials = S3Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+    private let credentials = S3Configuration.Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
 
     @Test func authorizationMatchesBotocore() async throws {
         let date = Date(timeIntervalSince1970: 1_795_858_200)  // 2026-11-28T09:30:00Z
@@ -77,7 +77,7 @@ struct S3RequestSignerTests {
         let environment = S3Configuration.environment(["AWS_ENDPOINT_URL_S3": "http://minio:9000", "AWS_DEFAULT_REGION": "eu-north-1",
                                                        "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"])
         #expect(environment == S3Configuration(endpoint: URL(string: "http://minio:9000"), region: "eu-north-1",
-                                               credentials: S3Credentials(accessKeyID: "k", secretAccessKey: "s")))
+                                               credentials: S3Configuration.Credentials(accessKeyID: "k", secretAccessKey: "s")))
         #expect(S3Configuration.environment([:]) == S3Configuration())
     }
 }
@@ -111,7 +111,7 @@ enum Botocore {
     """
 
     /// botocore's `Authorization` for `method url` with `headers` (signed too).
-    static func authorization(url: String, region: String, credentials: S3Credentials, timestamp: String, method: String = "GET",
+    static func authorization(url: String, region: String, credentials: S3Configuration.Credentials, timestamp: String, method: String = "GET",
                               payloadHash: String = S3RequestSigner.emptyPayloadHash,
                               headers: [String: String] = [:]) async throws -> String {
         var arguments: [String: Any] = ["url": url, "region": region, "timestamp": timestamp, "method": method,

@@ -1,5 +1,6 @@
 import Testing
-import WebImage
+import WebImageHTTP
+@testable import WebImage
 
 @Suite("WebImageError transient classification")
 struct WebImageErrorTransientTests {
@@ -8,11 +9,29 @@ struct WebImageErrorTransientTests {
         (.httpStatus(500), true), (.httpStatus(503), true), (.httpStatus(429), true), (.httpStatus(408), true),
         (.httpStatus(404), false), (.httpStatus(403), false), (.httpStatus(410), false),
         (.tooManyRedirects, false), (.rejected("no"), false), (.tooLarge("big"), false), (.emptyData, false),
-        (.truncatedData("short"), false), (.invalidURL("x"), false),
+        (.truncatedData("short"), true), (.invalidURL("x"), false),
+        (.httpStatus(502), true), (.httpStatus(504), true), (.httpStatus(501), false), (.httpStatus(505), false),
         (.invalidRequest("bad header"), false), (.insecureRedirect("http://x/"), false),
     ])
     func classification(error: WebImageError, transient: Bool) {
         #expect(error.isTransient == transient)
+    }
+
+    /// One meaning of "transient": what the downloader's retry rule sends again is what the
+    /// manager keeps off its failed-URL list. Before they were one definition, a 501 counted as
+    /// transient but was never retried, and a body cut short was retried, then recorded as a bad URL.
+    @Test func theRetryRuleAndTheFailedURLListAgree() {
+        var errors: [HTTPLoadError] = [
+            .invalidURL("x"), .invalidRequest("x"), .tooManyRedirects, .insecureRedirect("http://x/"), .rejected("x"),
+            .tooLarge("x"), .truncatedData("received 10 of 20 bytes"), .emptyData, .connectionFailed("reset"),
+            .untrustedCertificate("x"), .proxyAuthenticationRequired("proxy:3128"), .timedOut,
+        ]
+        errors += (100...599).map { HTTPLoadError.httpStatus($0) }
+        for error in errors {
+            #expect(HTTPRetryPolicy.isTransient(error) == WebImageError(error).isTransient, "\(error)")
+        }
+        // The one difference: a cancelled load is not retried (its caller left), nor is its URL bad.
+        #expect(!HTTPRetryPolicy.isTransient(.cancelled) && WebImageError(HTTPLoadError.cancelled).isTransient)
     }
 
     @Test func theNetworkHardeningCodesAreStable() {

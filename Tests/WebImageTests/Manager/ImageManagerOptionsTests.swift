@@ -40,12 +40,19 @@ struct ImageManagerOptionsTests {
             server.route("/reset.jpg", LoopbackResponse(body: .bytes(testBytes(50_000)), resetAfterBytes: 1_000))
             server.route("/busy.jpg", .status(503))
             server.route("/slow.jpg", LoopbackResponse(body: .bytes(testBytes(100)), delayBeforeHead: .seconds(5)))
+            // A body cut short (the connection closed cleanly before its Content-Length): the
+            // downloader retries it, so it is no reason to call the URL bad.
+            server.route("/short.jpg", LoopbackResponse(body: .bytes(testBytes(1_000)), announcedLength: 5_000))
             let fixture = try ManagerFixture(downloader: ImageDownloaderConfiguration(timeout: .milliseconds(300)))
-            for path in ["/reset.jpg", "/busy.jpg", "/slow.jpg"] {
+            for path in ["/reset.jpg", "/busy.jpg", "/slow.jpg", "/short.jpg"] {
                 let error = await loadError { try await fixture.manager.loadImage(with: server.url(path)) }
                 #expect(error?.isTransient == true, "\(path): \(String(describing: error))")
                 #expect(!fixture.manager.isFailedURL(server.url(path)))
             }
+            // A 501 is the server saying it will never do it: recorded.
+            server.route("/never.jpg", .status(501))
+            #expect(await loadError { try await fixture.manager.loadImage(with: server.url("/never.jpg")) } == .httpStatus(501))
+            #expect(fixture.manager.isFailedURL(server.url("/never.jpg")))
             let refused = URL(string: "http://127.0.0.1:1/nothing.jpg")!
             #expect(await loadError { try await fixture.manager.loadImage(with: refused) }?.code == "connectionFailed")
             #expect(!fixture.manager.isFailedURL(refused))

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebImageTestSupport
 @testable import WebImage
+import WebImageServer
 
 /// `GET /`: the playground page, read over HTTP and rendered by a real headless Chromium against a
 /// running service and a loopback origin.
@@ -25,8 +26,8 @@ struct PlaygroundPageTests {
     static var chromiumAvailable: Bool { ExternalTool.chromium != nil }
 
     /// A running service whose origin serves a 800x600 JPEG at /photo.jpg (and 404 elsewhere).
-    private static func service() async throws -> ServerHarness {
-        let harness = try await ServerHarness.start()
+    private static func service(_ configure: (inout ServerConfiguration, LoopbackServer) -> Void = { _, _ in }) async throws -> ServerHarness {
+        let harness = try await ServerHarness.start(configure)
         harness.origin.route("/photo.jpg", .image(try SampleImages.encoded(.jpeg, width: 800, height: 600), contentType: "image/jpeg"))
         return harness
     }
@@ -66,7 +67,9 @@ struct PlaygroundPageTests {
         let policy = try #require(response.header("Content-Security-Policy"))
         #expect(policy.contains("default-src 'none'") && policy.contains("connect-src 'self'"))
         let page = String(decoding: response.body, as: UTF8.self)
-        for control in [#"name="url""#, #"name="w""#, #"name="h""#, #"name="fit""#, #"name="format""#, #"name="q""#] {
+        let controls = ["url", "w", "h", "fit", "format", "q", "gravity", "focus", "dpr", "crop", "rotate", "flip", "blur", "sharpen",
+                        "bg", "progressive", "wm"].map { #"name=""# + $0 + #"""# }
+        for control in controls {
             #expect(page.contains(control), "no \(control) control")
         }
         // No third-party assets: every URL the page names is relative to the service.
@@ -89,6 +92,22 @@ struct PlaygroundPageTests {
         // The caption reports type and timing from the response.
         #expect(page.figures.allSatisfy { $0.text.contains("image/jpeg") && $0.text.contains(" ms") })
         #expect(harness.origin.requestCount(for: "/photo.jpg") >= 1)
+        try await harness.stop()
+    }
+
+    /// The new controls reach `GET /image`, and `format=auto` negotiates from the `Accept` a
+    /// browser sends for images (a plain `fetch` sends `*/*`, which always gave JPEG). WebP only
+    /// (`--auto-formats webp`): AVIF decodes in headless Chromium can outlast its virtual time.
+    @Test(.enabled(if: chromiumAvailable, "chromium is not installed (scripts/install-deps.sh installs it)"))
+    func chromiumSendsTheImageAcceptAndTheNewControls() async throws {
+        let harness = try await Self.service { configuration, _ in configuration.autoFormats = [.webp] }
+        let page = try await Self.render(Self.pageURL(harness, source: "/photo.jpg", query: "w=240&format=auto&rotate=90&sharpen=1"))
+        #expect(page.state == "done", "the page never settled:\n\(page.html.suffix(3000))")
+        try #require(page.figures.count == 4, "\(page.html.suffix(3000))")
+        // Turned a quarter before the resize: 600x800 into 240 wide.
+        #expect(page.figures[0].naturalWidth == 240 && page.figures[0].attributes["data-natural-height"] == "320")
+        #expect(page.figures.allSatisfy { $0.status == "200" && $0.text.contains("image/webp") },
+                "\(page.figures.map(\.text))")
         try await harness.stop()
     }
 

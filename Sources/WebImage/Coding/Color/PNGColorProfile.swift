@@ -13,6 +13,22 @@ enum PNGColorProfile {
     /// (where the colour chunks must be) without decoding pixels: for APNG, whose frames are
     /// decoded apart from these chunks.
     static func profile(of data: Data) -> Data? {
+        withHeaderContext(data) { profile(in: $0) }
+    }
+
+    /// The ICC profile the PNG in `data` embeds (its `iCCP` chunk, inflated), or `nil`: no
+    /// profile made from `gAMA`/`cHRM`. Read from the chunks before the image data only.
+    static func embeddedProfile(of data: Data) -> Data? {
+        withHeaderContext(data) { context in
+            var iccp = spng_iccp()
+            guard spng_get_iccp(context, &iccp) == 0, let bytes = iccp.profile, iccp.profile_len > 0 else { return nil }
+            return Data(bytes: bytes, count: iccp.profile_len)
+        }
+    }
+
+    /// Runs `body` with a libspng context that has read `data`'s header (bad ancillary CRCs
+    /// ignored, chunk sizes limited); `nil` when the header cannot be read.
+    private static func withHeaderContext(_ data: Data, _ body: (OpaquePointer) -> Data?) -> Data? {
         data.withUnsafeBytes { bytes -> Data? in
             guard let base = bytes.baseAddress, let context = spng_ctx_new(0) else { return nil }
             defer { spng_ctx_free(context) }
@@ -20,7 +36,7 @@ enum PNGColorProfile {
             spng_set_chunk_limits(context, 16 << 20, 64 << 20)
             var header = spng_ihdr()
             guard spng_set_png_buffer(context, base, bytes.count) == 0, spng_get_ihdr(context, &header) == 0 else { return nil }
-            return profile(in: context)
+            return body(context)
         }
     }
 

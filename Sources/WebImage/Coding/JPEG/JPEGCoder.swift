@@ -128,13 +128,15 @@ package struct JPEGCoder: ImageCoder {
 
     package func canEncode(_ format: ImageFormat) -> Bool { format == .jpeg }
 
-    /// Encodes the first frame as a baseline JPEG of `options.quality`. Transparent images are
+    /// Encodes the first frame as a baseline JPEG of `options.quality` (progressive with
+    /// ``EncodeOptions/progressive``: TurboJPEG's `jpeg_simple_progression`). Transparent images are
     /// composited over white first, since JPEG has no alpha.
     package func encode(_ image: DecodedImage, format: ImageFormat, options: EncodeOptions) throws -> Data {
         guard format == .jpeg else { throw WebImageError.unsupportedFormat("JPEGCoder encodes JPEG only") }
         let bitmap = image.hasAlpha ? try Self.flattenedOnWhite(image.bitmap) : image.bitmap
         let quality = Int32(min(100, max(1, (options.quality * 100).rounded())))
-        let encoded = try Self.encode(bitmap, quality: quality, sampling: quality >= 95 ? .full : .halfBoth)
+        let encoded = try Self.encode(bitmap, quality: quality, sampling: quality >= 95 ? .full : .halfBoth,
+                                      progressive: options.progressive)
         guard let profile = image.iccProfile else { return encoded }
         return JPEGICCProfile.embedding(profile, in: encoded)
     }

@@ -18,22 +18,22 @@ public struct S3Configuration: Sendable, Equatable {
     /// The region requests are signed for (and, on AWS, addressed to).
     public var region: String
     /// The credentials requests are signed with; `nil`: unsigned.
-    public var credentials: S3Credentials?
+    public var credentials: Credentials?
 
     /// A configuration from its parts.
-    public init(endpoint: URL? = nil, region: String = "us-east-1", credentials: S3Credentials? = nil) {
+    public init(endpoint: URL? = nil, region: String = "us-east-1", credentials: Credentials? = nil) {
         self.endpoint = endpoint
         self.region = region
         self.credentials = credentials
     }
 
     /// What the AWS tools read: `AWS_ENDPOINT_URL_S3` (else `AWS_ENDPOINT_URL`), `AWS_REGION`
-    /// (else `AWS_DEFAULT_REGION`, else `us-east-1`) and ``S3Credentials/environment(_:)``.
+    /// (else `AWS_DEFAULT_REGION`, else `us-east-1`) and ``Credentials/environment(_:)``.
     public static func environment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Configuration {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         return S3Configuration(endpoint: (value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL")).flatMap(URL.init(string:)),
                                region: value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-east-1",
-                               credentials: S3Credentials.environment(environment))
+                               credentials: Credentials.environment(environment))
     }
 
     /// Whether `url` is an `s3://` URL.

@@ -11,12 +11,12 @@ import Foundation
 /// which every S3-compatible store accepts over http and https alike, where `UNSIGNED-PAYLOAD`
 /// is refused by some over plain http.
 package struct S3RequestSigner: Sendable {
-    package let credentials: S3Credentials
+    package let credentials: S3Configuration.Credentials
     package let region: String
     /// Always `s3` here; a parameter so the signer reads as the algorithm does.
     let service = "s3"
 
-    package init(credentials: S3Credentials, region: String) {
+    package init(credentials: S3Configuration.Credentials, region: String) {
         self.credentials = credentials
         self.region = region
     }
