@@ -181,7 +181,8 @@ let package = Package(
 // .build`) reuses their objects rather than compiling NIO and BoringSSL again with other flags.
 if Context.environment["WEBIMAGE_FUZZ"] == "1" {
     let instrumented: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]
-    for target in package.targets where ["WebImageSupport", "WebImageHTTP", "WebImage"].contains(target.name) {
+    // WebImageServer is built only for QueryFuzzer; Hummingbird under it is not instrumented.
+    for target in package.targets where ["WebImageSupport", "WebImageHTTP", "WebImage", "WebImageServer"].contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + instrumented
     }
     func fuzzer(_ name: String, _ dependencies: [Target.Dependency] = []) -> Target {
@@ -191,6 +192,13 @@ if Context.environment["WEBIMAGE_FUZZ"] == "1" {
     }
     package.targets += [
         .target(name: "FuzzSupport", dependencies: ["WebImage"], path: "Fuzz/Sources/FuzzSupport", swiftSettings: instrumented),
+        // The hostile server of the HTTP fuzzers: the client's own connections on in-memory channels.
+        .target(name: "HTTPFuzzSupport", dependencies: [
+            "WebImageHTTP", "WebImageSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], path: "Fuzz/Sources/HTTPFuzzSupport", swiftSettings: instrumented),
         // Every registered decoder at once (the target CI runs).
         fuzzer("DecodeFuzzer"),
         // One decoder each, so each gets its own coverage and execution count.
@@ -200,11 +208,11 @@ if Context.environment["WEBIMAGE_FUZZ"] == "1" {
         fuzzer("WebPFuzzer"),
         // The disk cache's entry reader: whoever can write to the cache directory controls its input.
         fuzzer("DiskEntryFuzzer"),
-        // The HTTP client reading whatever a hostile server sends.
-        fuzzer("HTTPResponseFuzzer", [
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-        ]),
+        // The HTTP/1.1 client reading whatever a hostile server sends (in memory: EmbeddedChannel).
+        fuzzer("HTTPResponseFuzzer", ["HTTPFuzzSupport"]),
+        // The HTTP/2 client against a hostile server's frames (in memory, as after ALPN).
+        fuzzer("HTTP2FrameFuzzer", ["HTTPFuzzSupport", .product(name: "NIOHTTP2", package: "swift-nio-http2")]),
+        // The service's query and preset parsers: a request's query is anyone's to write.
+        fuzzer("QueryFuzzer", ["WebImageServer"]),
     ]
 }

@@ -173,6 +173,29 @@ final class HTTP2Connection: Sendable {
     }
 }
 
+extension HTTP2Connection {
+    /// Makes `channel` (connected, past TLS and ALPN if any) an HTTP/2 client connection to
+    /// `origin`: puts NIOHTTP2 on it (client settings, windows and limits of
+    /// ``HTTP2ClientSettings``), watches the connection's own frames, has `observer` told its
+    /// events, and opens its receive window. Call on the loop. The pool makes its connections
+    /// here, and the HTTP/2 frame fuzzer its in-memory one.
+    static func make(on channel: any Channel, origin: HTTPOrigin, idleTimeout: TimeAmount,
+                     observer: @escaping @Sendable (HTTP2Connection, Event) -> Void) throws -> HTTP2Connection {
+        let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .client, connectionConfiguration: HTTP2ClientSettings.connectionConfiguration,
+            streamConfiguration: HTTP2ClientSettings.streamConfiguration,
+            // Push is off (SETTINGS_ENABLE_PUSH 0): a server-initiated stream is closed at once.
+            inboundStreamInitializer: { $0.close() })
+        let watcher = HTTP2ConnectionWatcher()
+        try channel.pipeline.syncOperations.addHandler(watcher)
+        let connection = HTTP2Connection(channel: channel, origin: origin, multiplexer: multiplexer, idleTimeout: idleTimeout)
+        watcher.attach(connection)
+        connection.observe(observer)
+        channel.writeAndFlush(HTTP2ClientSettings.connectionWindowUpdate, promise: nil)
+        return connection
+    }
+}
+
 /// Watches an HTTP/2 connection's own frames (stream 0) after NIOHTTP2's handler: the server's
 /// SETTINGS (its stream limit) and GOAWAY, and the connection's end.
 final class HTTP2ConnectionWatcher: ChannelInboundHandler, RemovableChannelHandler {

@@ -56,6 +56,7 @@ final class HTTP2Stream: HTTPExchangeCarrier {
                 let handler = HTTPResponseHandler(refused: refused)
                 try channel.pipeline.syncOperations.addHandlers([
                     HTTP2StreamPriorityWriter(weight: weight),
+                    HTTP2ResponseStatusValidator(),
                     HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: connection.scheme),
                     handler,
                 ])

@@ -57,6 +57,16 @@ final class HTTPConnection: HTTPExchangeCarrier {
 }
 
 extension HTTPConnection {
+    /// Makes `channel` (connected, TLS set up if any) an HTTP/1.1 client connection to `origin`:
+    /// the client handlers and the response handler go on its pipeline. Call on its event loop.
+    /// The pool makes its connections here, and the HTTP response fuzzer its in-memory one.
+    static func make(on channel: any Channel, origin: HTTPOrigin) throws -> HTTPConnection {
+        try addHTTPClientHandlers(to: channel.pipeline.syncOperations)
+        let handler = HTTPResponseHandler()
+        try channel.pipeline.syncOperations.addHandler(handler)
+        return HTTPConnection(channel: channel, origin: origin, handler: handler)
+    }
+
     /// Adds the HTTP/1.1 client handlers to a new connection's pipeline: NIO's request encoder,
     /// header validator and response decoder, the decoder set to forward interim (1xx) heads
     /// rather than drop them, so the handler sees that one came (see ``HTTPResponseHandler``).

@@ -533,10 +533,7 @@ final class HTTPConnectionPool: Sendable {
                 }
                 metrics.record(.opened, for: origin)
                 if http2 { return .http2(try makeHTTP2Connection(on: channel, origin: origin)) }
-                try HTTPConnection.addHTTPClientHandlers(to: channel.pipeline.syncOperations)
-                let handler = HTTPResponseHandler()
-                try channel.pipeline.syncOperations.addHandler(handler)
-                let connection = HTTPConnection(channel: channel, origin: origin, handler: handler)
+                let connection = try HTTPConnection.make(on: channel, origin: origin)
                 let admitted = state.withLock { state -> Bool in
                     guard !state.isShutDown else { return false }
                     state.all[ObjectIdentifier(connection)] = connection
@@ -566,22 +563,12 @@ final class HTTPConnectionPool: Sendable {
         case http2(HTTP2Connection)
     }
 
-    /// Puts NIOHTTP2 on `channel` (client settings, windows and limits of ``HTTP2ClientSettings``),
-    /// opens the connection's receive window, and watches the connection's own frames. Call on the loop.
+    /// Makes `channel` an HTTP/2 connection (``HTTP2Connection/make(on:origin:idleTimeout:observer:)``)
+    /// whose events the pool watches. Call on the loop.
     private func makeHTTP2Connection(on channel: any Channel, origin: HTTPOrigin) throws -> HTTP2Connection {
-        let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .client, connectionConfiguration: HTTP2ClientSettings.connectionConfiguration,
-            streamConfiguration: HTTP2ClientSettings.streamConfiguration,
-            // Push is off (SETTINGS_ENABLE_PUSH 0): a server-initiated stream is closed at once.
-            inboundStreamInitializer: { $0.close() })
-        let watcher = HTTP2ConnectionWatcher()
-        try channel.pipeline.syncOperations.addHandler(watcher)
-        let connection = HTTP2Connection(channel: channel, origin: origin, multiplexer: multiplexer,
-                                         idleTimeout: idleConnectionTimeout)
-        watcher.attach(connection)
-        connection.observe { [weak self] connection, event in self?.http2Changed(connection, event) }
-        channel.writeAndFlush(HTTP2ClientSettings.connectionWindowUpdate, promise: nil)
-        return connection
+        try HTTP2Connection.make(on: channel, origin: origin, idleTimeout: idleConnectionTimeout) { [weak self] connection, event in
+            self?.http2Changed(connection, event)
+        }
     }
 
     /// The connect of lease `id` ended: the lease gets the result, unless it was withdrawn or
