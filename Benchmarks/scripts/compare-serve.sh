@@ -138,6 +138,9 @@ urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys
 url_for() {  # contender source
     case "$1" in
         serve) echo "http://127.0.0.1:$SERVE_PORT/image?url=$(urlencode "http://$ORIGIN/$2")%3Fn%3D{n}&w=300&h=300&fit=cover&format=jpeg&q=80" ;;
+        # The same thumbnail with issue #33's costlier options: what each adds per request.
+        serve_smart) echo "$(url_for serve "$2")&gravity=smart" ;;
+        serve_sharpen) echo "$(url_for serve "$2")&sharpen=1" ;;
         thumbor) echo "http://127.0.0.1:$THUMBOR_PORT/unsafe/300x300/filters:quality(80):format(jpeg)/$ORIGIN/$2%3Fn%3D{n}" ;;
         image_filter) echo "http://127.0.0.1:$FILTER_PORT/$2?n={n}" ;;
     esac
@@ -146,7 +149,7 @@ for contender in serve thumbor image_filter; do wait_for "$(url_for "$contender"
 for port in "${THUMBOR_PORTS[@]}"; do wait_for "$(url_for thumbor 1mp.jpg | sed "s/{n}/warmup/; s|:$THUMBOR_PORT/|:$port/|")"; done
 
 # Every contender's answer is a 300x300 JPEG.
-for contender in serve thumbor image_filter; do
+for contender in serve serve_smart serve_sharpen thumbor image_filter; do
     curl -sf -o "$WORK/check.jpg" "$(url_for "$contender" 12mp.jpg | sed 's/{n}/check/')"
     python3 - "$WORK/check.jpg" "$contender" <<'PY'
 import sys
@@ -212,7 +215,7 @@ echo "note: this machine is shared (2 cores, other jobs running): numbers move b
 declare -A best_rps best_p99
 for round in $(seq 1 "$ROUNDS"); do
     for source in 12mp.jpg 1mp.jpg; do
-        for contender in serve thumbor image_filter; do
+        for contender in serve serve_smart serve_sharpen thumbor image_filter; do
             run_contender "$contender" "$source" 2 3s > /dev/null   # warm connections and code paths
             result=$(run_contender "$contender" "$source" "$CONNECTIONS" "$DURATION")
             rps=$(field "$result" rps); p99=$(field "$result" p99_ms); failed=$(field "$result" failed)
@@ -243,10 +246,11 @@ grep -iE "concurrency|budget|memory" "$WORK/serve-$serve_instance.log" | head -5
 python3 - "$peak_kb" \
     "${best_rps[serve/12mp.jpg]}" "${best_p99[serve/12mp.jpg]}" "${best_rps[serve/1mp.jpg]}" "${best_p99[serve/1mp.jpg]}" \
     "${best_rps[thumbor/12mp.jpg]}" "${best_p99[thumbor/12mp.jpg]}" "${best_rps[thumbor/1mp.jpg]}" "${best_p99[thumbor/1mp.jpg]}" \
-    "${best_rps[image_filter/12mp.jpg]}" "${best_rps[image_filter/1mp.jpg]}" "${best_rps[cli/12mp.jpg]}" "${best_rps[cli/1mp.jpg]}" <<'PY'
+    "${best_rps[image_filter/12mp.jpg]}" "${best_rps[image_filter/1mp.jpg]}" "${best_rps[cli/12mp.jpg]}" "${best_rps[cli/1mp.jpg]}" \
+    "${best_rps[serve_smart/12mp.jpg]}" "${best_rps[serve_smart/1mp.jpg]}" "${best_rps[serve_sharpen/12mp.jpg]}" "${best_rps[serve_sharpen/1mp.jpg]}" <<'PY'
 import sys
 peak_kb = int(sys.argv[1])
-s12, s12p99, s1, s1p99, t12, t12p99, t1, t1p99, f12, f1, c12, c1 = map(float, sys.argv[2:])
+s12, s12p99, s1, s1p99, t12, t12p99, t1, t1p99, f12, f1, c12, c1, m12, m1, h12, h1 = map(float, sys.argv[2:])
 def verdict(ok): return "met" if ok else "NOT met"
 print("best of rounds (req/s, p99 ms):")
 print(f"  12 MP: serve {s12:.1f} ({s12p99:.0f} ms)  thumbor {t12:.1f} ({t12p99:.0f} ms)  image_filter {f12:.1f}  cli {c12:.1f}")
@@ -257,4 +261,11 @@ print(f"  vs thumbor  1 MP: {s1 / t1:.1f}x (goal >= 3x: {verdict(s1 >= 3 * t1)})
 print(f"  vs image_filter: 12 MP {s12 / f12:.1f}x, 1 MP {s1 / f1:.1f}x (goal >= 2x: {verdict(s12 >= 2 * f12 and s1 >= 2 * f1)})")
 print(f"  vs the same renders without HTTP: 12 MP {s12 / c12:.2f}, 1 MP {s1 / c1:.2f} (goal >= 0.8: {verdict(s12 >= 0.8 * c12 and s1 >= 0.8 * c1)})")
 print(f"  peak RSS under 64 connections (12 MP): {peak_kb / 1024:.0f} MiB")
+# Per request on the cores the service used: the rate's reciprocal times the cores, as CPU time.
+import os
+cores = os.cpu_count() or 1
+def cost(option, base): return (1 / option - 1 / base) * cores * 1000
+print("what issue #33's options cost per request (CPU ms, from the rates):")
+print(f"  gravity=smart: 12 MP {m12:.1f} req/s (+{cost(m12, s12):.1f} ms), 1 MP {m1:.1f} req/s (+{cost(m1, s1):.1f} ms)")
+print(f"  sharpen=1:     12 MP {h12:.1f} req/s (+{cost(h12, s12):.1f} ms), 1 MP {h1:.1f} req/s (+{cost(h1, s1):.1f} ms)")
 PY
