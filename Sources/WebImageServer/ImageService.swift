@@ -131,6 +131,9 @@ final class ImageService: Sendable {
     /// source is fetched (or taken from the source cache) as for a render, never decoded.
     /// - Throws: ``ServiceError``.
     func info(for url: URL) async throws -> ImageInfo {
+        // Admitted as renders are: a flood of `/info` for distinct sources queues no more fetches than `--concurrency`.
+        guard admit() else { throw ServiceError.overloaded }
+        defer { admitted.withLock { $0 -= 1 } }
         let source = try await source(for: url)
         do {
             return try ImageInfo.read(from: source.data)
@@ -158,11 +161,7 @@ final class ImageService: Sendable {
             // A render that ended since the lookup above stored its output in memory before it
             // left this table: looked up again under the lock, it is not rendered twice.
             if let image = cache.memoryValue(forKey: key) { return .cached(image) }
-            let admittedNow = admitted.withLock { count -> Bool in
-                guard count < configuration.concurrency else { return false }
-                count += 1
-                return true
-            }
+            let admittedNow = admit()
             guard admittedNow else { return .overloaded }
             // Unstructured: a client that goes away does not cancel the render others wait for.
             let task = Task { [self] in
@@ -314,6 +313,15 @@ final class ImageService: Sendable {
         case .failure(let error):
             metrics.sourceFetched(failed: true)
             throw error
+        }
+    }
+
+    /// Takes one of `--concurrency`'s slots, if one is free (the caller gives it back).
+    private func admit() -> Bool {
+        admitted.withLock { count -> Bool in
+            guard count < configuration.concurrency else { return false }
+            count += 1
+            return true
         }
     }
 

@@ -88,4 +88,21 @@ struct ServerInfoTests {
         #expect(missing.status == 400 || missing.status == 403)
         try await server.stop()
     }
+
+    /// `/info` takes a `--concurrency` slot as a render does: a flood of distinct sources is 503, not a growing queue of fetches.
+    @Test func infoIsAdmittedAsRendersAre() async throws {
+        let server = try await ServerHarness.start { configuration, _ in configuration.concurrency = 1 }
+        let gate = LoopbackGate()
+        server.origin.route("/held.jpg", LoopbackResponse(body: .bytes(ServerTestImages.photo), gate: gate))
+        server.origin.route("/other.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
+        let held = Task { try await info(server, "/held.jpg") }
+        // The first request holds the one slot once its fetch reached the origin.
+        while server.origin.requestCount(for: "/held.jpg") == 0 { await Task.yield() }
+        let refused = try await info(server, "/other.jpg")
+        #expect(refused.status == 503 && refused.errorCode == "overloaded" && refused.header("Retry-After") == "1")
+        gate.open()
+        #expect(try await held.value.status == 200)
+        #expect(try await info(server, "/other.jpg").status == 200, "the slot was given back")
+        try await server.stop()
+    }
 }
