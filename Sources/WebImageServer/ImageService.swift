@@ -30,12 +30,13 @@ final class ImageService: Sendable {
     private let encodable: Set<ImageFormat>
     private let signature: RequestSignature?
     private let presets: ImagePresets
-    /// Renders in progress by output key: identical requests wait for the same one.
-    private let inFlight = Locked([String: Task<RenderedImage, any Error>]())
+    /// Renders in progress by output key: identical requests join the same one (the library's
+    /// shared work, as the manager's stages: it stops when its last waiter leaves).
+    private let renders = SharedWorkPool<String>()
     /// How many renders are admitted (fetching, queued for a thread, or running).
     private let admitted = Locked(0)
-    /// Source fetches (or disk reads) in progress by URL: every variant of a source waits for the same one.
-    private let sourcesInFlight = Locked([URL: Task<SourceImage, any Error>]())
+    /// Source fetches (or disk reads) in progress by URL: every variant of a source joins the same one.
+    private let sources = SharedWorkPool<URL>()
     /// The bytes renders may hold at once (the memory budget less the memory cache).
     private let renderMemory: RenderMemoryBudget
 
@@ -155,18 +156,20 @@ final class ImageService: Sendable {
             metrics.cacheHit(hit.tier)
             return (hit.image, hit.tier == .memory ? .memory : .disk)
         }
-        enum Plan { case cached(RenderedImage), join(Task<RenderedImage, any Error>), start(Task<RenderedImage, any Error>), overloaded }
-        let plan = inFlight.withLock { running -> Plan in
-            if let task = running[key] { return .join(task) }
-            // A render that ended since the lookup above stored its output in memory before it
-            // left this table: looked up again under the lock, it is not rendered twice.
-            if let image = cache.memoryValue(forKey: key) { return .cached(image) }
+        var isNew = false
+        let context = ServiceContext.current
+        let subscription = renders.subscribe(key: key, priority: .normal) { (_: SharedWork<Rendered>) in
+            isNew = true
+            // Admitted when the render is made: callers that join it take no slot of their own.
             let admittedNow = admit()
-            guard admittedNow else { return .overloaded }
-            // Unstructured: a client that goes away does not cancel the render others wait for.
-            let task = Task { [self] in
+            return { [self] _ in
+                guard admittedNow else { throw ServiceError.overloaded }
                 defer { admitted.withLock { $0 -= 1 } }
-                do {
+                // A render that ended since the caller's lookup stored its output in memory
+                // before it left the pool: it is not rendered twice.
+                if let image = cache.memoryValue(forKey: key) { return Rendered(image: image, fromMemory: true) }
+                // The work runs as a task of its own: the request's trace goes with it.
+                return try await ServiceContext.withValue(context) { [self] in
                     let image: RenderedImage
                     if let stored = await resultStore?.value(forKey: key) {
                         // Another instance (or this one before a restart) rendered it.
@@ -177,28 +180,26 @@ final class ImageService: Sendable {
                         resultStore?.store(image, forKey: key)
                     }
                     cache.store(image, forKey: key)
-                    inFlight.withLock { $0[key] = nil }
-                    return image
-                } catch {
-                    inFlight.withLock { $0[key] = nil }
-                    throw error
+                    return Rendered(image: image, fromMemory: false)
                 }
             }
-            running[key] = task
-            return .start(task)
         }
         do {
-            switch plan {
-            case .cached(let image):
+            let rendered = try await subscription.value()
+            if rendered.fromMemory {
                 metrics.cacheHit(.memory)
-                return (image, .memory)
-            case .overloaded: throw ServiceError.overloaded
-            case .join(let task): return (try await task.value, .joined)
-            case .start(let task): return (try await task.value, .render)
+                return (rendered.image, .memory)
             }
+            return (rendered.image, isNew ? .render : .joined)
         } catch {
             throw ServiceError.from(error)
         }
+    }
+
+    /// A render's output, and whether a render that had just ended left it in memory.
+    private struct Rendered: Sendable {
+        let image: RenderedImage
+        let fromMemory: Bool
     }
 
     /// Gets the source (kept, or fetched once for all its variants), waits until its estimate
@@ -250,29 +251,19 @@ final class ImageService: Sendable {
     /// The source behind `url`: kept in the cache (memory, then disk), else fetched and kept
     /// (unless the origin said `no-store`). Concurrent callers share one lookup and fetch; a
     /// fetch that ended since the caller's lookup left its source in memory before it left the
-    /// table, so a source is fetched at most once while it stays cached.
+    /// pool, so a source is fetched at most once while it stays cached.
     private func source(for url: URL) async throws -> SourceImage {
-        enum Plan { case cached(SourceImage), wait(Task<SourceImage, any Error>) }
         if let source = cache.memorySource(for: url) { return source }
-        let plan = sourcesInFlight.withLock { running -> Plan in
-            if let task = running[url] { return .wait(task) }
-            if let source = cache.memorySource(for: url) { return .cached(source) }
-            // Unstructured, as renders are: a render that leaves does not cancel the fetch others wait for.
-            let task = Task { [self] () throws -> SourceImage in
-                defer { sourcesInFlight.withLock { $0[url] = nil } }
-                if let hit = await cache.source(for: url) { return hit.source }
-                let (data, response) = try await fetch(url)
-                let source = SourceImage(data: data, response: response, url: url)
-                if SourceImage.mayStore(response) { cache.storeSource(source, for: url) }
-                return source
-            }
-            running[url] = task
-            return .wait(task)
+        let context = ServiceContext.current
+        let subscription = sources.subscribe(key: url, priority: .normal) { [self] (_: SharedWork<SourceImage>) in
+            if let source = cache.memorySource(for: url) { return source }
+            if let hit = await cache.source(for: url) { return hit.source }
+            let (data, response) = try await ServiceContext.withValue(context) { [self] in try await fetch(url) }
+            let source = SourceImage(data: data, response: response, url: url)
+            if SourceImage.mayStore(response) { cache.storeSource(source, for: url) }
+            return source
         }
-        switch plan {
-        case .cached(let source): return source
-        case .wait(let task): return try await task.value
-        }
+        return try await subscription.value()
     }
 
     private func fetch(_ url: URL) async throws -> (Data, ImageLoadResponse) {
@@ -283,9 +274,19 @@ final class ImageService: Sendable {
         // The source request continues the trace (`traceparent`, as the tracer writes it).
         var headers: [String: String] = [:]
         tracer.inject(span.context, into: &headers, using: DictionaryInjector())
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadOutcome, WebImageError>, Never>) in
-            _ = (isS3 ? s3 : downloader).download(ImageLoadRequest(url: url, headers: headers), options: DownloadOptions(reportsProgress: false),
-                                                  progress: nil) { continuation.resume(returning: $0) }
+        // A fetch whose last render left (its clients gone, or timed out) stops: the download's
+        // completion then runs with `cancelled`.
+        let token = Locked<ImageDownloader.Token?>(nil)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadOutcome, WebImageError>, Never>) in
+                let started = (isS3 ? s3 : downloader).download(ImageLoadRequest(url: url, headers: headers),
+                                                                options: DownloadOptions(reportsProgress: false),
+                                                                progress: nil) { continuation.resume(returning: $0) }
+                token.withLock { $0 = started }
+                if Task.isCancelled { started.cancel() }
+            }
+        } onCancel: {
+            token.withLock { $0 }?.cancel()
         }
         switch result {
         case .success(.data(let data, _)): span.attributes["webimage.source.bytes"] = data.count
@@ -332,7 +333,8 @@ final class ImageService: Sendable {
         let limit = configuration.renderTimeout
         let work = Task(operation: render)
         let outcome = Locked<CheckedContinuation<RenderedImage, any Error>?>(nil)
-        return try await withCheckedThrowingContinuation { continuation in
+        // The render's own task: stopped with the shared work when its last waiter leaves.
+        return try await withTaskCancellationHandler { try await withCheckedThrowingContinuation { continuation in
             outcome.withLock { $0 = continuation }
             let timer = Task { [metrics] in
                 guard (try? await Task.sleep(for: limit)) != nil,
@@ -347,6 +349,8 @@ final class ImageService: Sendable {
                 timer.cancel()
                 outcome.withLock { state in defer { state = nil }; return state }?.resume(with: result)
             }
+        } } onCancel: {
+            work.cancel()
         }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 
 /// What a piece of shared work tells the callers waiting for it.
-enum SharedWorkEvent<Value: Sendable>: Sendable {
+package enum SharedWorkEvent<Value: Sendable>: Sendable {
     case response(ImageLoadResponse)
     case progress(received: Int64, expected: Int64?)
     case partialData(Data)
@@ -30,7 +30,7 @@ enum SharedWorkEvent<Value: Sendable>: Sendable {
 /// The lock guards the waiter table; only ordered sinks (a continuation's yield) are called
 /// while it is held. Sinks finish, and handlers run, after it is released (a stream's
 /// termination handler comes back into ``leave(_:error:)``).
-final class SharedWork<Value: Sendable>: Sendable {
+package final class SharedWork<Value: Sendable>: Sendable {
     typealias Sink = SharedWorkSink<Value>
     typealias Event = SharedWorkEvent<Value>
 
@@ -213,18 +213,18 @@ final class SharedWork<Value: Sendable>: Sendable {
 }
 
 /// One caller's place in a ``SharedWork``, with its own event stream.
-struct SharedWorkSubscription<Value: Sendable>: Sendable {
+package struct SharedWorkSubscription<Value: Sendable>: Sendable {
     /// This waiter's events: progress, partial results, then the value or an error.
-    let events: AsyncThrowingStream<SharedWorkEvent<Value>, any Error>
-    let waiter: SharedWorkWaiter<Value>
+    package let events: AsyncThrowingStream<SharedWorkEvent<Value>, any Error>
+    package let waiter: SharedWorkWaiter<Value>
 
-    var work: SharedWork<Value> { waiter.work }
+    package var work: SharedWork<Value> { waiter.work }
 
-    func setPriority(_ priority: LoadPriority) { waiter.setPriority(priority) }
-    func cancel() { waiter.cancel() }
+    package func setPriority(_ priority: LoadPriority) { waiter.setPriority(priority) }
+    package func cancel() { waiter.cancel() }
 
     /// Waits for the value, passing progress and partial events to `forward`.
-    func value(forwarding forward: (SharedWorkEvent<Value>) -> Void = { _ in }) async throws -> Value {
+    package func value(forwarding forward: (SharedWorkEvent<Value>) -> Void = { _ in }) async throws -> Value {
         do {
             for try await event in events {
                 if case .value(let value) = event { return value }

@@ -1,12 +1,12 @@
 /// The running ``SharedWork`` by key: a caller asking for a key joins its work, or starts it.
 /// The lock guards only the table; works of different value types may share one pool.
-final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
+package final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
     private let works = Locked<[Key: any Sendable]>([:])
 
-    init() {}
+    package init() {}
 
     /// Joins the running work for `key`, or starts `work` as a new one.
-    func subscribe<Value: Sendable>(key: Key, priority: LoadPriority,
+    package func subscribe<Value: Sendable>(key: Key, priority: LoadPriority,
                                     work: @escaping @Sendable (SharedWork<Value>) async throws -> Value) -> SharedWorkSubscription<Value> {
         subscribe(key: key, priority: priority, prepare: { _ in work })
     }
@@ -17,7 +17,7 @@ final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
     /// Work that depends on other shared work joins it in `prepare`, not in its body: a caller
     /// that has subscribed then shares everything its work depends on that is running at that
     /// moment. Joined later, from the task, an upstream that ended in between would run again.
-    func subscribe<Value: Sendable>(key: Key, priority: LoadPriority,
+    package func subscribe<Value: Sendable>(key: Key, priority: LoadPriority,
                                     prepare: (SharedWork<Value>) -> @Sendable (SharedWork<Value>) async throws -> Value) -> SharedWorkSubscription<Value> {
         let (subscription, _) = enter(key: key, priority: priority,
                                       join: { (shared: SharedWork<Value>) in shared.join(priority: priority) },
@@ -35,7 +35,7 @@ final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
     }
 
     /// How many works are running.
-    var count: Int { works.withLock { $0.count } }
+    package var count: Int { works.withLock { $0.count } }
 
     private func enter<Value: Sendable, Joined>(key: Key, priority: LoadPriority, join: (SharedWork<Value>) -> Joined?,
                                                 start: (SharedWork<Value>) -> Void) -> (joined: Joined, isNew: Bool) {

@@ -41,12 +41,12 @@ struct SharedWorkSink<Value: Sendable>: Sendable {
 }
 
 /// One waiter's place in a ``SharedWork``: how it changes its priority or leaves.
-struct SharedWorkWaiter<Value: Sendable>: Sendable {
-    let work: SharedWork<Value>
-    let id: Int
+package struct SharedWorkWaiter<Value: Sendable>: Sendable {
+    package let work: SharedWork<Value>
+    package let id: Int
 
-    func setPriority(_ priority: LoadPriority) { work.setPriority(priority, waiter: id) }
+    package func setPriority(_ priority: LoadPriority) { work.setPriority(priority, waiter: id) }
 
     /// Leaves the work; the waiter's sink finishes with `error`.
-    func cancel(_ error: WebImageError = .cancelled) { work.leave(id, error: error) }
+    package func cancel(_ error: WebImageError = .cancelled) { work.leave(id, error: error) }
 }
