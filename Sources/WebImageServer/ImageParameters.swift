@@ -22,49 +22,22 @@ public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
     case auto, jpeg, png, webp, avif, gif, jxl
 }
 
-/// The parsed, validated query of `GET /image`.
+/// The parsed, validated query of `GET /image`: the source, the signature, and the
+/// ``Options`` that shape the output, which read as its own properties (`parameters.width`).
+@dynamicMemberLookup
 public struct ImageParameters: Sendable, Hashable {
     /// The source image (http, https, `local:///PATH` under `--local-root`, or `s3://BUCKET/KEY`).
     public var url: URL
-    /// The target width in pixels, if any: `w` times `dpr`, rounded.
-    public var width: Int?
-    /// The target height in pixels, if any: `h` times `dpr`, rounded.
-    public var height: Int?
-    /// How the source fits the box.
-    public var fit: FitMode
-    /// Whether a source smaller than the box is enlarged.
-    public var enlarge: Bool
-    /// The output format asked for.
-    public var format: RequestedFormat
-    /// Quality for lossy outputs, 1...100; `nil`: the service's `--quality` for the output format.
-    public var quality: Int?
     /// The signature sent, if any (hex).
     public var signature: String?
-    /// `gravity` (or `focus`, which overrides it): which part a `cover` crop keeps and where
-    /// `pad` places the image.
-    public var gravity: ImageTransformers.Gravity
-    /// `gravity=smart`: a `cover` crop keeps the most salient region (``ImageTransformers/SmartCrop``).
-    public var smartGravity: Bool
-    /// `dpr`, 1...5: the factor `w` and `h` were multiplied by.
-    public var dpr: Double
-    /// `crop=X,Y,W,H`: the rectangle of the oriented source cut out before anything else.
-    public var crop: ImageTransformers.Crop?
-    /// `rotate`: 0, 90, 180 or 270 degrees clockwise, after `crop`.
-    public var rotate: Int
-    /// `flip=h` (or `hv`): mirrored left to right, after `rotate`.
-    public var flipHorizontal: Bool
-    /// `flip=v` (or `hv`): mirrored top to bottom, after `rotate`.
-    public var flipVertical: Bool
-    /// `blur`: the Gaussian's sigma, after the resize.
-    public var blur: Double?
-    /// `sharpen`: the unsharp mask's sigma, after `blur`.
-    public var sharpen: Double?
-    /// `bg`: the colour of `pad` and of transparency flattened for an output without alpha.
-    public var background: RGBAColor
-    /// `progressive=1`: a progressive JPEG (an interlaced PNG).
-    public var progressive: Bool
-    /// `wm`, `wm_gravity`, `wm_scale`: the service's `--watermark` composited over the output.
-    public var watermark: WatermarkOptions?
+    /// What the output is made of: size, fit, format, quality, geometry and effects.
+    public var options: Options
+
+    /// Each option, as a property of the parameters (`parameters.width` is `parameters.options.width`).
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<Options, Value>) -> Value {
+        get { options[keyPath: keyPath] }
+        set { options[keyPath: keyPath] = newValue }
+    }
 
     /// How `wm`, `wm_gravity` and `wm_scale` place the service's watermark.
     public struct WatermarkOptions: Sendable, Hashable {
@@ -127,48 +100,50 @@ public struct ImageParameters: Sendable, Hashable {
             throw ServiceError.sourceNotAllowed("only http, https, local and s3 sources are served, not \(scheme)")
         }
         self.url = url
-        let options = try Options(values)
-        width = options.width
-        height = options.height
-        fit = options.fit
-        enlarge = options.enlarge
-        format = options.format
-        quality = options.quality
+        options = try Options(values)
         signature = values["sig"]
-        gravity = options.gravity
-        smartGravity = options.smartGravity
-        dpr = options.dpr
-        crop = options.crop
-        rotate = options.rotate
-        flipHorizontal = options.flipHorizontal
-        flipVertical = options.flipVertical
-        blur = options.blur
-        sharpen = options.sharpen
-        background = options.background
-        progressive = options.progressive
-        watermark = options.watermark
     }
 
-    /// The options that shape the output, parsed from their query values.
-    struct Options {
-        var width: Int?
-        var height: Int?
-        var fit = FitMode.contain
-        var enlarge = false
-        var format = RequestedFormat.auto
-        var quality: Int?
-        var gravity = ImageTransformers.Gravity.center
-        var smartGravity = false
-        var dpr = 1.0
-        var crop: ImageTransformers.Crop?
-        var rotate = 0
-        var flipHorizontal = false
-        var flipVertical = false
-        var blur: Double?
-        var sharpen: Double?
-        var background = RGBAColor.white
-        var progressive = false
-        var watermark: WatermarkOptions?
+    /// The options that shape the output: each one's query parameter, parsed, or its default.
+    public struct Options: Sendable, Hashable {
+        /// The target width in pixels, if any: `w` times `dpr`, rounded.
+        public var width: Int?
+        /// The target height in pixels, if any: `h` times `dpr`, rounded.
+        public var height: Int?
+        /// How the source fits the box.
+        public var fit: FitMode = .contain
+        /// Whether a source smaller than the box is enlarged.
+        public var enlarge: Bool = false
+        /// The output format asked for.
+        public var format: RequestedFormat = .auto
+        /// Quality for lossy outputs, 1...100; `nil`: the service's `--quality` for the output format.
+        public var quality: Int?
+        /// `gravity` (or `focus`, which overrides it): which part a `cover` crop keeps and where
+        /// `pad` places the image.
+        public var gravity: ImageTransformers.Gravity = .center
+        /// `gravity=smart`: a `cover` crop keeps the most salient region (``ImageTransformers/SmartCrop``).
+        public var smartGravity: Bool = false
+        /// `dpr`, 1...5: the factor `w` and `h` were multiplied by.
+        public var dpr: Double = 1.0
+        /// `crop=X,Y,W,H`: the rectangle of the oriented source cut out before anything else.
+        public var crop: ImageTransformers.Crop?
+        /// `rotate`: 0, 90, 180 or 270 degrees clockwise, after `crop`.
+        public var rotate: Int = 0
+        /// `flip=h` (or `hv`): mirrored left to right, after `rotate`.
+        public var flipHorizontal: Bool = false
+        /// `flip=v` (or `hv`): mirrored top to bottom, after `rotate`.
+        public var flipVertical: Bool = false
+        /// `blur`: the Gaussian's sigma, after the resize.
+        public var blur: Double?
+        /// `sharpen`: the unsharp mask's sigma, after `blur`.
+        public var sharpen: Double?
+        /// `bg`: the colour of `pad` and of transparency flattened for an output without alpha.
+        public var background: RGBAColor = .white
+        /// `progressive=1`: a progressive JPEG (an interlaced PNG).
+        public var progressive: Bool = false
+        /// `wm`, `wm_gravity`, `wm_scale`: the service's `--watermark` composited over the output.
+        public var watermark: WatermarkOptions?
+
 
         /// - Throws: ``ServiceError`` 400 naming the malformed option.
         init(_ values: [String: String]) throws {
@@ -231,6 +206,9 @@ public struct ImageParameters: Sendable, Hashable {
         }
     }
 
+}
+
+extension ImageParameters.Options {
     /// The part of the options that changes the output (not the signature): the output cache key
     /// and the ETag are made from it.
     ///
@@ -250,4 +228,9 @@ public struct ImageParameters: Sendable, Hashable {
         if let watermark { key += ",wm=\(watermark.opacity):\(watermark.gravity.name):\(watermark.scale)" }
         return key
     }
+}
+
+extension ImageParameters {
+    /// The output cache key's and the ETag's part made of the options (``Options/renderKey``).
+    var renderKey: String { options.renderKey }
 }
