@@ -19,7 +19,7 @@ extension HTTPConnectionPoolStateMachine {
         if let waiter = waiters.removeValue(forKey: waiter) {
             actions.append(.executeOnHTTP1(waiter, id, reused: false))
         } else {
-            actions += released(id, reusable: true, now: now)
+            actions += released(id, reusable: isOpen(id), now: now)
         }
         if learnedNow { dispatch(origin, isOpen: isOpen, &actions) }
         return actions
