@@ -108,23 +108,21 @@ final class HTTPConnectionPool: Sendable {
                     }
                     jobs.append(.hand(lease, connection, reused: reused))
                 case .executeOnHTTP2(let waiter, let id, let reused):
+                    guard let lease = leases[waiter.id] else { continue }
                     guard case .http2(let connection)? = connections[id] else {
-                        if let lease = leases.removeValue(forKey: waiter.id) {
-                            jobs.append(.fail(lease, HTTPLoadError.connectionFailed("the pooled connection is gone"), closeChannels: true))
-                        }
+                        leases[waiter.id] = nil
+                        jobs.append(.fail(lease, HTTPLoadError.connectionFailed("the pooled connection is gone"), closeChannels: true))
                         continue
                     }
+                    // Reserved before the lease is taken: a refused one stays a waiter. (Nothing
+                    // here may call back into the pool: its lock is held.)
                     guard connection.reserveStream() else {
                         let isOpen = isOpen
                         actions += machine.http2StreamRefused(id, waiter: waiter, maxStreams: connection.maxConcurrentStreams,
                                                               acceptsStreams: connection.isUsable, isOpen: isOpen)
                         continue
                     }
-                    guard let lease = leases.removeValue(forKey: waiter.id) else {
-                        // Cannot happen (the machine decides a waiter once); the slot goes back.
-                        connection.releaseStream()
-                        continue
-                    }
+                    leases[waiter.id] = nil
                     jobs.append(.stream(lease, connection, priority: waiter.priority, reused: reused))
                 case .failWaiter(let waiter, let reason):
                     guard let lease = leases.removeValue(forKey: waiter.id) else { continue }
