@@ -12,8 +12,10 @@ import WebImageSupport
 final class HTTP2Connection: Sendable {
     /// What the pool is told about the connection.
     enum Event: Sendable {
-        /// A stream ended, or the server allowed more: waiting loads may get one.
-        case capacity
+        /// A stream ended: its slot is free.
+        case streamClosed
+        /// The server's SETTINGS came; the connection now allows `maxConcurrentStreams` streams.
+        case settings(maxConcurrentStreams: Int)
         /// The server sent GOAWAY: no new streams on this connection.
         case goingAway
         /// The connection closed.
@@ -68,6 +70,11 @@ final class HTTP2Connection: Sendable {
         state.withLock { !$0.closed && $0.lastStreamID == nil && !$0.draining } && channel.isActive
     }
 
+    /// The streams the server allows at once (its `SETTINGS_MAX_CONCURRENT_STREAMS`, 100 until it says).
+    var maxConcurrentStreams: Int {
+        state.withLock { $0.maxStreams }
+    }
+
     /// Takes a stream slot if the server allows another one; `false` when it is full, going away or closed.
     func reserveStream() -> Bool {
         state.withLock { state in
@@ -85,7 +92,7 @@ final class HTTP2Connection: Sendable {
             return (state.active == 0, state.generation)
         }
         if idle { scheduleIdleClose(generation) }
-        notify(.capacity)
+        notify(.streamClosed)
     }
 
     /// Whether a stream that ended without a response was refused by the server, so sending it
@@ -103,8 +110,11 @@ final class HTTP2Connection: Sendable {
     /// The server's SETTINGS came; `maxConcurrentStreams` is `nil` when they do not name the limit
     /// (which then stays as it was).
     func receivedSettings(maxConcurrentStreams: Int?) {
-        if let maxConcurrentStreams { state.withLock { $0.maxStreams = maxConcurrentStreams } }
-        notify(.capacity)
+        let limit = state.withLock { state -> Int in
+            if let maxConcurrentStreams { state.maxStreams = maxConcurrentStreams }
+            return state.maxStreams
+        }
+        notify(.settings(maxConcurrentStreams: limit))
     }
 
     func receivedGoAway(lastStreamID: HTTP2StreamID) {
