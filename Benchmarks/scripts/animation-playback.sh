@@ -8,6 +8,9 @@
 #     frames with a 24 MiB frame buffer, against playing a 64x64 animation of as many frames;
 #     goal <= 64 MB. (The WebP's growth is printed too: it includes its ~45 MB of compressed
 #     data, which an AnimatedImage keeps.)
+#  3. a GIF whose every frame changes everywhere (a gradient sliding, one shared palette): peak
+#     resident memory of playing it on the real clock with the default frame buffer, against a
+#     1x1 decode; goal: growth <= 64 MiB (issue #30; 75-82 MiB when the default buffer took 64 MiB).
 # Usage: Benchmarks/scripts/animation-playback.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -62,6 +65,19 @@ frames = [ImageChops.offset(base, i * 8, i * 3) for i in range(300)]
 frames[0].save(sys.argv[1], "WEBP", save_all=True, append_images=frames[1:], duration=33, loop=0, quality=25, method=0)
 PY
 }
+make_gif() {
+    "$python" - "$1" "$2" <<'PY'
+import sys
+from PIL import Image, ImageChops
+path, one = sys.argv[1], sys.argv[2]
+gradient = Image.linear_gradient("L").resize((1920, 1080))
+base = Image.merge("RGB", (gradient, gradient.transpose(Image.Transpose.ROTATE_180), gradient.transpose(Image.Transpose.FLIP_LEFT_RIGHT)))
+palette = base.quantize(256)
+frames = [ImageChops.offset(base, i * 8, i * 3).quantize(palette=palette, dither=Image.Dither.NONE) for i in range(300)]
+frames[0].save(path, save_all=True, append_images=frames[1:], duration=33, loop=0)
+Image.new("RGB", (1, 1)).save(one)
+PY
+}
 make_webp "$work/fullhd.webp"
 ls -l "$work/fullhd.webp" | awk '{printf "WebP: 300 frames of 1920x1080, %.2f MB compressed\n", $5 / 1e6}'
 make_apng "$work/fullhd.png" 1920 1080 300
@@ -90,3 +106,11 @@ small_kb=$(rss_kb play "$work/small.png" --every-frame --rate 1000000 --buffer-m
 "$python" -c "l, s = $large_kb, $small_kb; g = (l - s) / 1024; print('peak RSS %.1f MB, 64x64 baseline %.1f MB: growth %.1f MB (goal <= 64) %s' % (l / 1024, s / 1024, g, 'PASS' if g <= 64 else 'FAIL'))"
 webp_kb=$(rss_kb play "$work/fullhd.webp" --every-frame --rate 1000000 --buffer-mib 24 --json)
 "$python" -c "w, s = $webp_kb, $small_kb; print('WebP: peak RSS %.1f MB, growth %.1f MB (with its compressed data)' % (w / 1024, (w - s) / 1024))"
+
+echo "== GIF: peak resident memory, playing on the real clock with the default buffer"
+make_gif "$work/fullhd.gif" "$work/one.png"
+ls -l "$work/fullhd.gif" | awk '{printf "GIF: 300 frames of 1920x1080, %.2f MB compressed\n", $5 / 1e6}'
+gif_kb=$(rss_kb play "$work/fullhd.gif" --json)
+echo "fullhd: $(cat "$work/out")"
+one_kb=$(rss_kb decode "$work/one.png")
+"$python" -c "g, o = $gif_kb, $one_kb; d = (g - o) / 1024; print('peak RSS %.1f MiB, 1x1 decode %.1f MiB: growth %.1f MiB (goal <= 64) %s' % (g / 1024, o / 1024, d, 'PASS' if d <= 64 else 'FAIL'))"

@@ -12,8 +12,11 @@ extension AnimatedImagePlayer {
     /// more than ``maxDefaultBytes``, and never less than one frame.
     public enum BufferBudget {
         /// The most a default budget takes: enough to buffer a second or more of most animations,
-        /// while a cache holding many animations (it counts each one's budget) stays bounded.
-        public static let maxDefaultBytes = 64 << 20
+        /// while a cache holding many animations (it counts each one's budget) stays bounded. With
+        /// the decoder's canvas and the compressed data beside it, a 1080p animation plays within
+        /// 64 MiB of a 1x1 decode's memory: a 300-frame GIF's peak RSS grew by 75-82 MiB with 64 MiB
+        /// here, which buffered 8 frames (`Benchmarks/scripts/animation-playback.sh`).
+        public static let maxDefaultBytes = 40 << 20
 
         /// The default budget for frames of `frameBytes` each, `frameCount` of them.
         public static func defaultBytes(frameBytes: Int, frameCount: Int) -> Int {
