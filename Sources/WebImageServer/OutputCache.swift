@@ -7,8 +7,8 @@ import WebImage
 
 /// Rendered outputs, by output key (source key + options + format choice), and the sources they
 /// are rendered from, by source URL: in memory, and on disk when the service has a cache
-/// directory, so repeat requests are served without fetching or decoding, and a new variant of a
-/// source already seen is rendered without fetching it again.
+/// directory (a source from its second use on), so repeat requests are served without fetching
+/// or decoding, and a new variant of a source already seen is rendered without fetching it again.
 ///
 /// Both kinds share the library's caches and their bounds: one ``MemoryCache`` (cost: bytes kept,
 /// at most ``ServerConfiguration/memoryCacheBytes``) and one ``DiskCache`` (its size limit), the
@@ -23,12 +23,13 @@ final class OutputCache: Sendable {
     /// What the memory tier holds under a key.
     private enum Entry: Sendable {
         case output(RenderedImage)
-        case source(SourceImage)
+        /// `onDisk`: written to the disk tier (or read from it) already.
+        case source(SourceImage, onDisk: Bool)
 
         var cost: Int {
             switch self {
             case .output(let image): image.body.count
-            case .source(let source): source.data.count
+            case .source(let source, _): source.data.count
             }
         }
     }
@@ -65,9 +66,15 @@ final class OutputCache: Sendable {
         storeOnDisk(image.body, metadata: ImageCacheMetadata(contentType: image.contentType, etag: image.etag), forKey: key)
     }
 
-    /// The source kept for `url` in memory, if any.
+    /// The source kept for `url` in memory, if any. Its second use writes it to disk: a source
+    /// goes there only once a second variant shows it is worth keeping (see ``storeSource(_:for:)``).
     func memorySource(for url: URL) -> SourceImage? {
-        guard case .source(let source) = memory.value(forKey: Self.sourceKey(url)) else { return nil }
+        let key = Self.sourceKey(url)
+        guard case .source(let source, let onDisk) = memory.value(forKey: key) else { return nil }
+        if !onDisk, disk != nil {
+            put(.source(source, onDisk: true), forKey: key)
+            storeOnDisk(source.data, metadata: source.metadata, forKey: key)
+        }
         return source
     }
 
@@ -78,15 +85,16 @@ final class OutputCache: Sendable {
         // The URL in the metadata guards against a foreign entry under the same file name.
         guard let disk, let entry = await disk.entry(forKey: key), entry.metadata.originalURL == url.absoluteString else { return nil }
         let source = SourceImage(data: entry.data, metadata: entry.metadata)
-        put(.source(source), forKey: key)
+        put(.source(source, onDisk: true), forKey: key)
         return (source, .disk)
     }
 
-    /// Keeps `source` under its URL: in memory at once, on disk in the background.
+    /// Keeps `source` under its URL in memory; it is written to disk on its second use
+    /// (``memorySource(for:)``), not now. Most sources of a public service are asked for in one
+    /// variant: writing every one (megabytes each at 12 MP) cost the service about a quarter of
+    /// its renders per second on distinct sources (issue #30), for copies nobody read again.
     func storeSource(_ source: SourceImage, for url: URL) {
-        let key = Self.sourceKey(url)
-        put(.source(source), forKey: key)
-        storeOnDisk(source.data, metadata: source.metadata, forKey: key)
+        put(.source(source, onDisk: false), forKey: Self.sourceKey(url))
     }
 
     /// Waits for the disk writes under way (on shutdown, so a restart finds them).

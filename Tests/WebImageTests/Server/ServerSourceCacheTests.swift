@@ -56,6 +56,32 @@ struct ServerSourceCacheTests {
         try await origin.shutdown()
     }
 
+    @Test func aSourceGoesToDiskOnItsSecondUseNotItsFirst() async throws {
+        let origin = try await LoopbackServer.start()
+        origin.route("/once.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
+        let directory = try TemporaryDirectory()
+        func instance() async throws -> ServerHarness {
+            try await ServerHarness.start(origin: origin) { configuration, _ in configuration.cacheDirectory = directory.url.path }
+        }
+        // One variant: the source stays in memory only (writing every source cost a quarter of
+        // the renders per second on distinct sources), so the next instance fetches it again.
+        let first = try await instance()
+        #expect(try await first.get(variant(first, "/once.jpg", "&w=100")).status == 200)
+        try await first.stop()
+        let second = try await instance()
+        #expect(try await second.get(variant(second, "/once.jpg", "&w=120")).status == 200)
+        #expect(origin.requestCount(for: "/once.jpg") == 2, "a source used once was written to disk")
+        // A second variant in the same instance is its second use: now it is written.
+        #expect(try await second.get(variant(second, "/once.jpg", "&w=140")).status == 200)
+        #expect(origin.requestCount(for: "/once.jpg") == 2)
+        try await second.stop()
+        let third = try await instance()
+        #expect(try await third.get(variant(third, "/once.jpg", "&w=160")).status == 200)
+        #expect(origin.requestCount(for: "/once.jpg") == 2, "a source used twice was not kept on disk")
+        try await third.stop()
+        try await origin.shutdown()
+    }
+
     @Test func concurrentVariantsOfOneSourceShareOneFetch() async throws {
         let server = try await ServerHarness.start()
         let gate = LoopbackGate()
