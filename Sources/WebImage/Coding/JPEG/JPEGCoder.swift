@@ -19,7 +19,7 @@ import Foundation
 package struct JPEGCoder: ImageCoder {
     /// Whether 1/8-scale decodes go through ``JPEGEighthScaleDecoder`` when it can take the file
     /// (tests turn it off to compare it with libjpeg-turbo).
-    var decodesEighthScaleFromDC = true
+    package var decodesEighthScaleFromDC = true
 
     /// Creates the coder.
     package init() {}
