@@ -20,7 +20,10 @@
 # out). Valgrind 3.19 cannot run the webimage binary itself (it stops in its debug info, and
 # without it crashes in startup), hence the standalone harness.
 #
-# Without `--jpeg-eighth-scale` in the binary (no DC decoder), it times coder-tj and tj only.
+# The DC decoder was removed after this measurement (docs/BENCHMARKS.md, "1/8-scale JPEG: own DC
+# decoder vs TurboJPEG", 2026-11-28). Without `--jpeg-eighth-scale` in the binary the script times
+# coder-tj (then the coder's own path) and tj only; to repeat the whole comparison, run it from a
+# checkout of the commit that added it (git log -- Benchmarks/scripts/compare-eighth-scale.sh).
 #
 # Usage: Benchmarks/scripts/compare-eighth-scale.sh [ROUNDS] [--no-callgrind]
 set -euo pipefail
