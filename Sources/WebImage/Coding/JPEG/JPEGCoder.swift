@@ -16,10 +16,10 @@ import Foundation
 /// is never allocated, then a high-quality resample to the exact size. The EXIF orientation is
 /// reported, not applied.
 ///
-/// 1/8-scale decodes are TurboJPEG's too: an own DC-coefficient decoder was measured against
-/// `tjDecompress2` at 1/8 on one thread and removed (issue #30, docs/BENCHMARKS.md): 1.5x faster
-/// on a 12 MP photo but 1.1-1.3x on a 1 MP one (the same instruction count), short of the 1.5x
-/// that 1,273 lines of own Huffman decoding had to earn.
+/// 1/8-scale decodes are TurboJPEG's too: an own DC-coefficient decoder (1,273 lines) was
+/// measured against `tjDecompress2` at 1/8 on one thread and removed, 1.61x on a 12 MP photo but
+/// 1.33x on a 1 MP one (instructions 1.18x, 0.99x), short of the 1.5x at both it had to show
+/// (issue #30, docs/BENCHMARKS.md).
 package struct JPEGCoder: ImageCoder {
     /// Creates the coder.
     package init() {}
