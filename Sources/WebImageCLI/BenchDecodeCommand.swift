@@ -24,9 +24,15 @@ struct BenchDecodeCommand: AsyncParsableCommand {
     @Option(help: "Decode to a thumbnail whose longer side is at most N pixels.")
     var maxPixelSize: Int?
 
+    @Flag(help: "Keep each decode on one thread (DecodeOptions.parallelDecoding = false).")
+    var oneThread = false
+
+    @Flag(help: "Skip the full-size decode that reports source megapixels (for instruction counts).")
+    var noSourceSize = false
+
     func run() async throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: file))
-        let options = DecodeOptions(maxPixelSize: maxPixelSize)
+        let options = DecodeOptions(maxPixelSize: maxPixelSize, parallelDecoding: !oneThread)
         let coders = ImageCodersManager.shared
         // Peak resident growth of the first decode: reset the kernel's high-water mark first.
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
@@ -42,7 +48,7 @@ struct BenchDecodeCommand: AsyncParsableCommand {
         let perDecode = seconds / Double(max(iterations, 1))
         // Throughput counts source megapixels, as tjbench does.
         // A full-size decode already knows the source size; only thumbnails need it looked up.
-        let sourcePixels = Double(maxPixelSize == nil ? image.width * image.height
+        let sourcePixels = Double(maxPixelSize == nil || noSourceSize ? image.width * image.height
                                   : Self.sourcePixels(data) ?? image.width * image.height)
         print(JSONOutput.line(Record(file: URL(fileURLWithPath: file).lastPathComponent, width: image.width, height: image.height,
                                      msPerDecode: (perDecode * 1000).rounded(places: 3),

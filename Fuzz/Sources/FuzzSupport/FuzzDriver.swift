@@ -19,7 +19,7 @@ public let fuzzPixelLimit = 1 << 12
 /// The options every decoder target decodes with: the library's own limits set low, so the limit
 /// paths are fuzzed too and one input costs well under a millisecond. `thumbnail` asks for the
 /// smallest thumbnail with scale-down allowed, so files larger than the limit (most of the seed
-/// corpus) still decode: through DCT scaling and the 1/8-scale DC decoder for JPEG, and by
+/// corpus) still decode: through DCT scaling for JPEG, and by
 /// shrinking a canvas of up to 4× the limit frame by frame for the others.
 public func fuzzOptions(thumbnail: Bool = false) -> DecodeOptions {
     DecodeOptions(maxPixelSize: thumbnail ? 1 : nil, pixelLimit: fuzzPixelLimit, scaleDownLargeImages: thumbnail,
@@ -50,21 +50,7 @@ public func fuzzDecode(_ data: Data, with coder: any ImageCoder) {
     _ = try? coder.decode(data, options: fuzzOptions(thumbnail: true))
 }
 
-/// The JPEG paths of the project's own code: the 1/8-scale DC decoder with its two-thread scan
-/// split forced on, and the EXIF reader.
+/// The JPEG path of the project's own code besides the marker walker the coder uses: the EXIF reader.
 public func fuzzJPEGInternals(_ data: Data) {
-    // Called directly, the DC decoder has no pixel limit in front of it (JPEGCoder checks that
-    // first): keep to files whose 1/8-scale bitmap is within the limit.
-    // The size comes from the first SOF0/SOF1 found by the marker walker, not from a header parse
-    // of its own: the decoder parses the header (and builds its Huffman tables) itself.
-    _ = try? data.withUnsafeBytes { bytes in
-        let frame = JPEGMarkerWalker(bytes).first { $0.marker == 0xC0 || $0.marker == 0xC1 }
-        guard let frame, frame.payload.count >= 5 else { return }
-        let sof = bytes[frame.payload]
-        let height = Int(sof[sof.startIndex + 1]) << 8 | Int(sof[sof.startIndex + 2])
-        let width = Int(sof[sof.startIndex + 3]) << 8 | Int(sof[sof.startIndex + 4])
-        guard width * height <= fuzzPixelLimit * 64 else { return }
-        _ = try JPEGEighthScaleDecoder.decode(bytes, twoThreadsFrom: 0)
-    }
     _ = EXIFReader.orientation(inJPEG: data)
 }
