@@ -41,7 +41,7 @@ public final class HTTPImageLoader: ImageLoader {
     /// when it is not the scheme's default), since the loader was made; past 256 origins, new ones
     /// are counted together under `"other"`.
     public func connectionMetrics() -> [String: ImageDownloader.ConnectionMetrics] {
-        session.connectionMetrics().mapValues { ImageDownloader.ConnectionMetrics($0) }
+        session.connectionMetrics()
     }
 
     /// Closes the pooled connections. Loads still running fail.
