@@ -7,7 +7,7 @@ import Foundation
 /// How HTTP loads are made: limits, timeouts, redirects, TLS trust, the connection pool, proxies,
 /// HTTP versions and retries. The one declaration of these settings: WebImage's
 /// `HTTPImageLoader.Configuration` is this type, and `ImageDownloaderConfiguration` holds one
-/// (its ``http`` property) whose settings read as its own (`configuration.maxBodySize`).
+/// (its `http` property) whose settings read as its own (`configuration.maxBodySize`).
 ///
 /// Two kinds of settings live here. Those of a load (timeouts, limits, redirects, default
 /// headers, proxy, retries) apply to each load and may differ between downloaders that share a

@@ -72,7 +72,7 @@ final class DownloadCoordinator: Sendable {
 
     init(configuration: ImageDownloaderConfiguration) {
         self.configuration = configuration
-        // The shared pool serves every downloader whose pool settings are its own; loads' settings
+        // The shared pool serves every downloader whose pool settings are the shared pool's; loads' settings
         // travel with each load (`httpHooks`).
         let shared = HTTPImageLoader.shared
         var pool = configuration.http

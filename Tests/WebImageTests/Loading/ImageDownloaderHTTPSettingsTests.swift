@@ -10,7 +10,7 @@ import WebImageTestSupport
 /// covered by `maxBodySizeApplies`, `theDownloadersResourceTimeoutApplies`,
 /// `theRedirectPolicySeesEveryHopAndCanRefuse` and the HTTP/2 tests' `httpVersion`).
 @Suite("The downloader's HTTP settings reach the HTTP stack", .timeLimit(.minutes(1)))
-struct DownloaderHTTPSettingsTests {
+struct ImageDownloaderHTTPSettingsTests {
     @Test func theLoaderAndTheDownloaderShareOneDeclaration() {
         var configuration = ImageDownloaderConfiguration(maxBodySize: 7)
         configuration.maxRedirects = 2
