@@ -2,13 +2,15 @@ import NIOSSL
 
 /// A client certificate for mutual TLS: the certificate chain (leaf first) and its private key,
 /// both in PEM. Sent to every https server that asks for one.
-package struct ClientCertificate: Sendable {
+public struct ClientCertificate: Sendable {
     /// The certificate, and any intermediates after it, in PEM.
-    package var certificateChainPEM: String
-    /// The certificate's private key, in PEM (unencrypted).
-    package var privateKeyPEM: String
+    public var certificateChainPEM: String
+    /// The certificate's private key, in PEM (unencrypted). Unreadable PEM fails https loads as
+    /// an invalid request.
+    public var privateKeyPEM: String
 
-    package init(certificateChainPEM: String, privateKeyPEM: String) {
+    /// Creates a client certificate from PEM text.
+    public init(certificateChainPEM: String, privateKeyPEM: String) {
         self.certificateChainPEM = certificateChainPEM
         self.privateKeyPEM = privateKeyPEM
     }

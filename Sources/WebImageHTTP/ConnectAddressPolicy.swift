@@ -10,14 +10,14 @@ import NIOPosix
 
 /// Decides whether a connection may be opened to `address`, which `host` (the URL's host,
 /// lowercased) resolved to, for `port`. Return `false` to refuse: the load fails with
-/// ``HTTPLoadError/rejected(_:)`` before any connection is made.
+/// a rejection before any connection is made.
 ///
 /// With a policy set, the loader resolves the name itself, asks the policy about every address,
 /// and connects to an address it approved: the address checked is the address connected to, so
 /// a name that resolves to a public address for a check and to a private one for the connect
 /// (DNS rebinding) cannot get through. IP literals are asked about as they are. It runs for every
 /// new connection (the first URL and every redirect hop); a pooled connection was checked when opened.
-package typealias ConnectAddressPolicy = @Sendable (_ host: String, _ port: Int, _ address: SocketAddress) -> Bool
+public typealias ConnectAddressPolicy = @Sendable (_ host: String, _ port: Int, _ address: SocketAddress) -> Bool
 
 /// Name resolution for a ``ConnectAddressPolicy``: getaddrinfo (or a ``NameResolver``) on NIO's
 /// blocking-work thread pool.

@@ -1,21 +1,39 @@
 import WebImageSupport
 
-/// How a pool's connections to one origin were used, since the pool was made.
-package struct ConnectionCounts: Sendable, Hashable {
+/// How the HTTP connections to one origin were used, since the pool was made.
+public struct ConnectionCounts: Sendable, Hashable {
     /// Connections opened (TCP, and TLS for https, completed).
-    package var opened = 0
-    /// Exchanges that got a connection an earlier exchange had used.
-    package var reused = 0
-    /// Exchanges (requests) that got a connection, new or reused.
-    package var requests = 0
-    /// HTTP/2 streams opened (one per exchange on an HTTP/2 connection; also counted in ``requests``).
-    package var streams = 0
+    public var connectionsOpened: Int
+    /// Requests that went out on a connection an earlier request had used.
+    public var connectionsReused: Int
+    /// Requests sent (each got a connection, new or reused).
+    public var requests: Int
+    /// HTTP/2 streams opened: requests that went out as a stream of a shared connection (also
+    /// counted in ``requests``).
+    public var streamsOpened: Int
 
-    package init(opened: Int = 0, reused: Int = 0, requests: Int = 0, streams: Int = 0) {
-        self.opened = opened
-        self.reused = reused
+    /// Creates counts.
+    public init(connectionsOpened: Int = 0, connectionsReused: Int = 0, requests: Int = 0, streamsOpened: Int = 0) {
+        self.connectionsOpened = connectionsOpened
+        self.connectionsReused = connectionsReused
         self.requests = requests
-        self.streams = streams
+        self.streamsOpened = streamsOpened
+    }
+
+    // The short names, after the events, that the HTTP stack's tests read.
+    package var opened: Int {
+        get { connectionsOpened }
+        set { connectionsOpened = newValue }
+    }
+
+    package var reused: Int {
+        get { connectionsReused }
+        set { connectionsReused = newValue }
+    }
+
+    package var streams: Int {
+        get { streamsOpened }
+        set { streamsOpened = newValue }
     }
 }
 
@@ -58,10 +76,10 @@ final class ConnectionMetrics: Sendable {
         let key = counts.withLock { counts -> String in
             let key = counts[origin] != nil || counts.count < Self.maximumOrigins ? origin : Self.otherOrigins
             switch event {
-            case .opened: counts[key, default: ConnectionCounts()].opened += 1
-            case .reused: counts[key, default: ConnectionCounts()].reused += 1
+            case .opened: counts[key, default: ConnectionCounts()].connectionsOpened += 1
+            case .reused: counts[key, default: ConnectionCounts()].connectionsReused += 1
             case .request: counts[key, default: ConnectionCounts()].requests += 1
-            case .stream: counts[key, default: ConnectionCounts()].streams += 1
+            case .stream: counts[key, default: ConnectionCounts()].streamsOpened += 1
             }
             return key
         }

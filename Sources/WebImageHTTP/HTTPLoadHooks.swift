@@ -6,38 +6,22 @@ import Foundation
 
 /// Per-load settings and per-hop callbacks the downloader gives the HTTP loader.
 package struct HTTPLoadHooks: Sendable {
-    /// Replaces the loader's default headers.
-    package var defaultHeaders: DefaultRequestHeaders?
-    /// Replaces the loader's body size limit.
-    package var maxBodySize: Int64?
-    /// Replaces the loader's redirect limit.
-    package var maxRedirects: Int?
-    /// Replaces the loader's resource timeout (a request's own still wins).
-    package var resourceTimeout: Duration?
-    /// Replaces whether redirects from https to http are followed.
-    package var allowsInsecureRedirects: Bool?
-    /// Replaces the loader's redirect policy.
-    package var redirectPolicy: HTTPRedirectPolicy?
+    /// The settings this load follows instead of the session's (a downloader's, on a pool it may
+    /// share): its timeouts, limits, redirects, default headers, proxy and retries. The settings
+    /// of the pool (trust, connection limits, HTTP version) stay the session's.
+    package let settings: HTTPClientSettings?
+    /// ``settings``' default headers, checked once rather than on every load.
+    package let defaultHeaders: DefaultRequestHeaders?
     /// Headers (credentials, cookies) added only to hops on the original origin.
     package var sameOriginHeaders: @Sendable (URL) -> [String: String] = { _ in [:] }
     /// Gets the `Set-Cookie` values of every response that has any (for the cookie jar).
     package var didReceiveCookies: (@Sendable (URL, [String]) -> Void)?
-    /// Replaces the loader's proxy settings.
-    package var proxy: HTTPProxySettings?
-    /// Sends a load that failed transiently again (see ``HTTPRetryPolicy``); `nil`: never.
-    package var retryPolicy: HTTPRetryPolicy?
 
-    package init(defaultHeaders: DefaultRequestHeaders? = nil, maxBodySize: Int64? = nil, maxRedirects: Int? = nil,
-                 resourceTimeout: Duration? = nil, allowsInsecureRedirects: Bool? = nil,
-                 redirectPolicy: HTTPRedirectPolicy? = nil,
+    package init(settings: HTTPClientSettings? = nil,
                  sameOriginHeaders: @escaping @Sendable (URL) -> [String: String] = { _ in [:] },
                  didReceiveCookies: (@Sendable (URL, [String]) -> Void)? = nil) {
-        self.defaultHeaders = defaultHeaders
-        self.maxBodySize = maxBodySize
-        self.maxRedirects = maxRedirects
-        self.resourceTimeout = resourceTimeout
-        self.allowsInsecureRedirects = allowsInsecureRedirects
-        self.redirectPolicy = redirectPolicy
+        self.settings = settings
+        defaultHeaders = settings.map { DefaultRequestHeaders($0.defaultHeaders) }
         self.sameOriginHeaders = sameOriginHeaders
         self.didReceiveCookies = didReceiveCookies
     }

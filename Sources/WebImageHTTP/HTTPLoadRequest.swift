@@ -86,5 +86,7 @@ package enum HTTPLoadEvent: Sendable {
     case notModified(HTTPLoadResponse)
 }
 
-/// Sees a redirect's source and target before it is followed; `false` refuses it.
-package typealias HTTPRedirectPolicy = @Sendable (_ from: URL, _ to: URL) -> Bool
+/// Sees a redirect before it is followed: `from` answered with a redirect to `to`. Return `false`
+/// to refuse it (the load fails as rejected): a server can block private addresses or hosts it
+/// does not know. Runs on an event loop: must be quick and must not block.
+public typealias HTTPRedirectPolicy = @Sendable (_ from: URL, _ to: URL) -> Bool

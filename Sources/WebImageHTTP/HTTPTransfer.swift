@@ -65,7 +65,8 @@ package final class HTTPTransfer: Sendable {
 
     private let request: HTTPLoadRequest
     private let hooks: HTTPLoadHooks
-    private let configuration: HTTPSession.Configuration
+    /// The load's settings: the hooks' when they carry some, else the session's.
+    private let configuration: HTTPClientSettings
     private let loaderDefaults: DefaultRequestHeaders
     private let pool: HTTPConnectionPool
     private let sink: @Sendable (HTTPLoadEvent) throws -> Void
@@ -82,7 +83,9 @@ package final class HTTPTransfer: Sendable {
          sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void) {
         self.request = request
         self.hooks = hooks
+        let configuration = hooks.settings ?? configuration
         self.configuration = configuration
+        let defaultHeaders = hooks.defaultHeaders ?? defaultHeaders
         loaderDefaults = defaultHeaders
         self.pool = pool
         // What the sink throws passes through the stack untouched, told apart from transport errors.
@@ -93,11 +96,11 @@ package final class HTTPTransfer: Sendable {
         limits = Result { () throws(HTTPLoadError) -> Limits in
             let idle = try RequestValidation.timeAmount(request.timeout ?? configuration.idleTimeout, "the timeout")
             let resource = try RequestValidation.timeAmount(
-                request.resourceTimeout ?? hooks.resourceTimeout ?? configuration.resourceTimeout, "the resource timeout")
+                request.resourceTimeout ?? configuration.resourceTimeout, "the resource timeout")
             // A load that says "fail after 2 s of silence" means it for the handshake too.
             let connect = min(idle, try RequestValidation.timeAmount(configuration.connectTimeout, "the connect timeout"))
             try RequestValidation.validate(request.headers)
-            if let problem = (hooks.defaultHeaders ?? defaultHeaders).problem { throw .invalidRequest(problem) }
+            if let problem = defaultHeaders.problem { throw .invalidRequest(problem) }
             return Limits(idle: idle, connect: connect, resource: resource)
         }
     }
@@ -180,7 +183,7 @@ package final class HTTPTransfer: Sendable {
         var route = hop
         var uri = target
         do {
-            route.proxy = try (hooks.proxy ?? configuration.proxy).proxy(for: hop)
+            route.proxy = try configuration.proxy.proxy(for: hop)
         } catch {
             return finish(.failure(error))
         }
@@ -191,7 +194,7 @@ package final class HTTPTransfer: Sendable {
         let body = request.body.map { ByteBuffer(bytes: $0) }
         if let body { fields.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes)) }
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: uri, headers: fields)
-        let exchange = HTTPExchange(url: url, maxBodySize: hooks.maxBodySize ?? configuration.maxBodySize,
+        let exchange = HTTPExchange(url: url, maxBodySize: configuration.maxBodySize,
                                     wantsPartialData: request.wantsPartialData, idleTimeout: limits.idle,
                                     onCookies: hooks.didReceiveCookies, sink: sink, resume: resume,
                                     acceptsEmptyBody: request.method != .get)
@@ -276,7 +279,7 @@ package final class HTTPTransfer: Sendable {
                 finish(.success(()))
             case .status(407) where hop.scheme == "http":
                 // A forwarding proxy answers for the server; no origin server sends 407.
-                let proxy = try? (hooks.proxy ?? configuration.proxy).proxy(for: hop)
+                let proxy = try? configuration.proxy.proxy(for: hop)
                 finish(.failure(proxy.map { .proxyAuthenticationRequired($0.displayName) } ?? .httpStatus(407)))
             case .status(let status):
                 retryOrFinish(.httpStatus(status), exchange: exchange, url: url, hop: hop, limits: limits)
@@ -296,7 +299,7 @@ package final class HTTPTransfer: Sendable {
     /// allows another try; else ends the load with `error`. A body partly handed to the sink
     /// as partial data is only ever resumed (a range request), never restarted.
     private func retryOrFinish(_ error: HTTPLoadError, exchange: HTTPExchange, url: URL, hop: HTTPOrigin, limits: Limits) {
-        guard let policy = hooks.retryPolicy, HTTPRetryPolicy.isTransient(error) else { return finish(.failure(error)) }
+        guard let policy = configuration.retryPolicy, HTTPRetryPolicy.isTransient(error) else { return finish(.failure(error)) }
         let leftover = exchange.leftover()
         let retryAfter = leftover.retryAfter.flatMap { HTTPRetryPolicy.retryAfter($0) }
         let retry = state.withLock { state -> (number: Int, startedAt: NIODeadline)? in
@@ -338,13 +341,13 @@ package final class HTTPTransfer: Sendable {
             throw HTTPLoadError.invalidURL(location)
         }
         if url.scheme?.lowercased() == "https", next.scheme?.lowercased() == "http",
-           !(hooks.allowsInsecureRedirects ?? configuration.allowsInsecureRedirects) {
+           !configuration.allowsInsecureRedirects {
             throw HTTPLoadError.insecureRedirect(next.absoluteString)
         }
-        if let policy = hooks.redirectPolicy ?? configuration.redirectPolicy, !policy(url, next) {
+        if let policy = configuration.redirectPolicy, !policy(url, next) {
             throw HTTPLoadError.rejected("redirect to \(next.absoluteString) refused by the redirect policy")
         }
-        let limit = hooks.maxRedirects ?? configuration.maxRedirects
+        let limit = configuration.maxRedirects
         try state.withLock { state in
             state.redirects += 1
             guard state.redirects <= limit else { throw HTTPLoadError.tooManyRedirects }
@@ -375,7 +378,7 @@ package final class HTTPTransfer: Sendable {
     /// asked for sends the defaults only: the caller's headers (API keys, conditional headers,
     /// credentials, cookies) were meant for that origin.
     private func headers(for url: URL, sameOrigin: Bool) throws(HTTPLoadError) -> HTTPHeaders {
-        let defaults = hooks.defaultHeaders ?? loaderDefaults
+        let defaults = loaderDefaults
         guard sameOrigin else { return defaults.fields }
         let extras = hooks.sameOriginHeaders(url)
         // Most requests add nothing to the defaults.

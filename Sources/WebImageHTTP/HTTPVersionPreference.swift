@@ -1,5 +1,5 @@
-/// Which HTTP versions a session speaks.
-package enum HTTPVersionPreference: String, Sendable, CaseIterable {
+/// Which HTTP versions a client speaks.
+public enum HTTPVersionPreference: String, Sendable, Hashable, CaseIterable {
     /// https: HTTP/2 when the server offers it by ALPN, else HTTP/1.1; plain http: HTTP/1.1.
     case auto
     /// HTTP/1.1 only (no ALPN offer of `h2`).

@@ -6,35 +6,67 @@ import Foundation
 import NIOCore
 import WebImageSupport
 
-/// Which proxy, if any, a request goes through: one for http URLs, one for https URLs, and the
-/// hosts that bypass both, in the form of curl's `http_proxy`, `https_proxy` and `no_proxy`.
+/// Which HTTP proxy requests go through, written as curl's `http_proxy`, `https_proxy` and
+/// `no_proxy` are: one for http URLs, one for https URLs, and the hosts that bypass both. By
+/// default (``environment(_:)``) they are read from the process's environment when the settings
+/// are made.
 ///
-/// The settings are parsed once, when made; a proxy that cannot be used (not a URL, not http://)
-/// fails every load that would go through it with ``HTTPLoadError/invalidRequest(_:)`` rather than
+/// A proxy is `http://[user:password@]host[:port]` (the scheme may be left out; the port
+/// defaults to 1080, as in curl). Plain http requests are forwarded by it; https requests go
+/// through a `CONNECT` tunnel, with TLS to the server end to end. The user and password, if
+/// given, are sent to the proxy as Basic `Proxy-Authorization`, never to the server. A proxy
+/// that answers 407 fails the load (permanent); a proxy URL that is not usable (another scheme
+/// than http, not a URL) fails every load that would use it as an invalid request, never
 /// sending it direct.
-package struct HTTPProxySettings: Sendable {
+///
+/// ``noProxy`` lists the hosts that go direct, matched as curl does: comma-separated,
+/// case-insensitive; `*` alone means every host; `example.com` (or `.example.com`) matches
+/// that host and every name under it; an IP address matches itself, `10.0.0.0/8` a range;
+/// `host:port` matches that port only. As in curl, loopback hosts (`localhost`, `127.0.0.1`)
+/// go through the proxy unless they are listed.
+///
+/// With a connect-address policy, the server's name is resolved and checked here before the
+/// request goes to the proxy, so a refused name is never sent. The proxy resolves the name again
+/// itself and could get another answer: where that matters, the proxy should enforce the same rule.
+public struct HTTPProxySettings: Sendable, Hashable {
+    /// The proxy of http URLs, `nil` for none.
+    public var httpProxy: String? { didSet { http = Self.parse(httpProxy) } }
+    /// The proxy of https URLs, `nil` for none.
+    public var httpsProxy: String? { didSet { https = Self.parse(httpsProxy) } }
+    /// The hosts that bypass the proxies (see above), `nil` for none.
+    public var noProxy: String? { didSet { bypass = NoProxyList(noProxy ?? "") } }
+
+    // The texts above parsed, kept in step by their observers: parsed once, not on every load.
+    private var http: Result<HTTPProxy, HTTPLoadError>?
+    private var https: Result<HTTPProxy, HTTPLoadError>?
+    private var bypass: NoProxyList
+
     /// No proxy: every request goes straight to its server.
-    package static let direct = HTTPProxySettings(httpProxy: nil, httpsProxy: nil, noProxy: nil)
+    public static let direct = HTTPProxySettings()
 
-    private let http: Result<HTTPProxy, HTTPLoadError>?
-    private let https: Result<HTTPProxy, HTTPLoadError>?
-    private let bypass: NoProxyList
-
-    /// Settings from the proxy URLs (`http://[user:password@]host[:port]`, scheme optional;
-    /// `nil` or empty: none) and a `NO_PROXY` list.
-    package init(httpProxy: String?, httpsProxy: String?, noProxy: String?) {
-        func parse(_ text: String?) -> Result<HTTPProxy, HTTPLoadError>? {
-            guard let text, !text.trimmingSpacesAndTabs.isEmpty else { return nil }
-            do { return .success(try HTTPProxy(parsing: text)) } catch { return .failure(error) }
-        }
-        http = parse(httpProxy)
-        https = parse(httpsProxy)
+    /// Settings with these proxies (`nil` or empty: that scheme goes direct) and a `no_proxy` list.
+    public init(httpProxy: String? = nil, httpsProxy: String? = nil, noProxy: String? = nil) {
+        self.httpProxy = httpProxy
+        self.httpsProxy = httpsProxy
+        self.noProxy = noProxy
+        http = Self.parse(httpProxy)
+        https = Self.parse(httpsProxy)
         bypass = NoProxyList(noProxy ?? "")
     }
 
-    /// The settings of an environment: `http_proxy`, `https_proxy`, `no_proxy`, each in lower case
-    /// or upper case (lower case wins when both are set, as in curl). An empty value counts as unset.
-    package static func fromEnvironment(_ environment: [String: String]) -> HTTPProxySettings {
+    /// One proxy for http and https URLs.
+    public init(proxy: String, noProxy: String? = nil) {
+        self.init(httpProxy: proxy, httpsProxy: proxy, noProxy: noProxy)
+    }
+
+    private static func parse(_ text: String?) -> Result<HTTPProxy, HTTPLoadError>? {
+        guard let text, !text.trimmingSpacesAndTabs.isEmpty else { return nil }
+        do { return .success(try HTTPProxy(parsing: text)) } catch { return .failure(error) }
+    }
+
+    /// The settings of `environment`: `http_proxy`, `https_proxy` and `no_proxy`, each in lower
+    /// or upper case (lower case wins when both are set, as in curl). An empty variable counts as unset.
+    public static func environment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> HTTPProxySettings {
         func value(_ name: String) -> String? {
             for key in [name.lowercased(), name.uppercased()] {
                 if let value = environment[key], !value.trimmingSpacesAndTabs.isEmpty { return value }
@@ -42,6 +74,32 @@ package struct HTTPProxySettings: Sendable {
             return nil
         }
         return HTTPProxySettings(httpProxy: value("http_proxy"), httpsProxy: value("https_proxy"), noProxy: value("no_proxy"))
+    }
+
+    /// The HTTP stack's older name for ``environment(_:)``.
+    package static func fromEnvironment(_ environment: [String: String]) -> HTTPProxySettings {
+        self.environment(environment)
+    }
+
+    /// The first proxy set that loads could not use (another scheme than http, not a URL), as
+    /// the error those loads fail with; `nil` when every proxy set is usable.
+    package var problem: HTTPLoadError? {
+        for parsed in [http, https] {
+            if case .failure(let error) = parsed { return error }
+        }
+        return nil
+    }
+
+    /// Whether two settings name the same proxies and bypass list.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.httpProxy == rhs.httpProxy && lhs.httpsProxy == rhs.httpsProxy && lhs.noProxy == rhs.noProxy
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(httpProxy)
+        hasher.combine(httpsProxy)
+        hasher.combine(noProxy)
     }
 
     /// Whether any proxy is set.

@@ -5,32 +5,63 @@ import Foundation
 #endif
 import WebImageSupport
 
-/// When and after how long a failed load is sent again: transient failures only, capped
-/// exponential backoff with jitter, the server's `Retry-After` honoured (within the cap).
+/// How a failed HTTP load is sent again after a transient failure, like Kingfisher's
+/// `DelayRetryStrategy`. Off by default (a `nil` retry policy): a retry multiplies the load on a
+/// server that is already failing and delays the error a UI may want to show, so a caller opts in.
 ///
-/// Transient: no connection or a connection lost (before the response, or during a body that
-/// can be restarted or resumed), a timeout between bytes, and the statuses 408, 429, 500, 502,
-/// 503 and 504. Never: other statuses, TLS trust failures, refused redirects, limits,
-/// cancellation, the resource timeout, or an error the caller's sink threw.
-package struct HTTPRetryPolicy: Sendable {
-    /// How many times a load is sent again after its first try.
-    package var maxRetries: Int
-    /// The wait before the first retry; each next one doubles it.
-    package var baseDelay: Duration
-    /// The longest wait, whether computed or asked for by `Retry-After`.
-    package var maxDelay: Duration
-    /// How much of each computed wait is random, 0 (none) to 1 (anywhere from 0 to the full wait).
-    package var jitter: Double
+/// Retried: no connection or a connection lost, a body cut short, no bytes for the idle
+/// timeout, and the statuses 408, 429, 500, 502, 503 and 504. Never retried: other statuses,
+/// untrusted certificates, refused redirects, limits, cancellation, the resource timeout, or an
+/// error the caller's sink threw.
+///
+/// Retry *n* waits ``baseDelay`` × 2^(n−1), at most ``maxDelay``, less a random part of up
+/// to ``jitter`` of it (so that many clients do not come back at once). A `Retry-After` the
+/// server sends (seconds or an HTTP date) replaces the computed wait, capped at ``maxDelay``
+/// too. No wait runs past the load's resource timeout: the load fails instead.
+///
+/// Bytes already handed to a progressive caller (partial data) are never taken back: such a
+/// load is retried only when the server takes byte ranges (`Accept-Ranges: bytes`) and gave a
+/// validator (a strong `ETag` or `Last-Modified`), and then it resumes where it stopped (`Range`
+/// with `If-Range`); a server that answers with anything but that range fails it.
+public struct HTTPRetryPolicy: Sendable, Hashable {
+    /// How many times a load is sent again after its first try (none when zero or less).
+    public var maxRetries: Int
+    /// The wait before the first retry; it doubles with each next one.
+    public var baseDelay: Duration
+    /// The longest wait, computed or asked for with `Retry-After`.
+    public var maxDelay: Duration
+    /// The random part of each computed wait, from 0 (none) to 1 (anywhere from no wait to the full one).
+    public var jitter: Double
     /// A random number in `0..<1`; replaceable so that tests see fixed waits.
-    package var random: @Sendable () -> Double
+    package var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
 
-    package init(maxRetries: Int, baseDelay: Duration, maxDelay: Duration, jitter: Double,
-                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    /// A policy of `maxRetries` retries, waiting `baseDelay` then doubling, at most `maxDelay`.
+    public init(maxRetries: Int = 2, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(30),
+                jitter: Double = 0.5) {
         self.maxRetries = maxRetries
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
         self.jitter = jitter
+    }
+
+    package init(maxRetries: Int, baseDelay: Duration, maxDelay: Duration, jitter: Double,
+                 random: @escaping @Sendable () -> Double) {
+        self.init(maxRetries: maxRetries, baseDelay: baseDelay, maxDelay: maxDelay, jitter: jitter)
         self.random = random
+    }
+
+    /// Whether two policies wait and retry alike (the random source, a test seam, is not compared).
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.maxRetries == rhs.maxRetries && lhs.baseDelay == rhs.baseDelay && lhs.maxDelay == rhs.maxDelay
+            && lhs.jitter == rhs.jitter
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(maxRetries)
+        hasher.combine(baseDelay)
+        hasher.combine(maxDelay)
+        hasher.combine(jitter)
     }
 
     /// The statuses a server sends for a condition that may pass.

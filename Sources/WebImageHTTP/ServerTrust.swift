@@ -8,26 +8,30 @@ import NIOSSL
 import NIOTLS
 import WebImageSupport
 
-/// Decides whether a server's certificate chain is trusted: `host` is the URL's host (lowercased),
-/// `chain` the certificates in DER, leaf first. Runs on an event loop for every new connection:
-/// must be quick and must not block.
-package typealias ServerTrustEvaluator = @Sendable (_ host: String, _ chain: [[UInt8]]) -> Bool
+/// Decides whether a server's certificate chain is trusted: `host` is the URL's host
+/// (lowercased), `certificateChain` the certificates in DER, leaf first. Return `false` to
+/// refuse: the load fails as an untrusted certificate before a request is sent. Runs on an event
+/// loop for every new connection: must be quick and must not block.
+public typealias ServerTrustEvaluator = @Sendable (_ host: String, _ certificateChain: [Data]) -> Bool
 
-/// What a TLS connection must show besides (or instead of) the usual validation: public-key pins
-/// and an evaluation hook. A connection that fails them is closed before a request is written,
-/// with ``HTTPLoadError/untrustedCertificate(_:)``.
-package struct ServerTrust: Sendable {
-    /// Base64 SHA-256 hashes of SubjectPublicKeyInfo (as HPKP's `pin-sha256` and OkHttp's
-    /// `sha256/…`, with or without that prefix) by lowercased host; `"*"` stands for every host
-    /// without an entry of its own. A pinned host's chain must contain a certificate whose key matches one.
-    package var pins: [String: Set<String>]
-    /// Sees every chain (after the pins); `false` refuses it.
-    package var evaluator: ServerTrustEvaluator?
-    /// The pins and the evaluator decide alone: no validation against trust roots, no name check.
-    /// Off by default: they are checked after the usual validation passed.
-    package var replacesDefaultValidation: Bool
+/// What an https server must show besides (or instead of) the usual certificate validation:
+/// public-key pins and a trust hook. A connection that fails them is closed before a request
+/// is written, with ``HTTPLoadError/untrustedCertificate(_:)`` (permanent: not retried).
+public struct ServerTrust: Sendable {
+    /// Base64 SHA-256 hashes of certificates' SubjectPublicKeyInfo, by lowercased host, as
+    /// HPKP's `pin-sha256` and OkHttp's `sha256/…` (the prefix is optional); the key `"*"`
+    /// stands for every host without an entry of its own. A pinned host's chain must contain a
+    /// certificate (leaf, intermediate or root) whose key hashes to one of its pins.
+    public var pins: [String: Set<String>]
+    /// Sees every server's chain after the pins passed; `false` refuses it.
+    public var evaluator: ServerTrustEvaluator?
+    /// Let the pins and the evaluator decide alone: no validation against trust roots and no
+    /// host-name check (a pinned self-signed server). Off by default: they are checked after
+    /// the usual validation passed.
+    public var replacesDefaultValidation: Bool
 
-    package init(pins: [String: Set<String>] = [:], evaluator: ServerTrustEvaluator? = nil,
+    /// Creates a trust setting.
+    public init(pins: [String: Set<String>] = [:], evaluator: ServerTrustEvaluator? = nil,
                  replacesDefaultValidation: Bool = false) {
         self.pins = pins
         self.evaluator = evaluator
@@ -63,7 +67,7 @@ package struct ServerTrust: Sendable {
             }
         }
         if let evaluator {
-            let der = chain.compactMap { try? $0.toDERBytes() }
+            let der = chain.compactMap { try? Data($0.toDERBytes()) }
             guard evaluator(host, der) else { return "the trust evaluator refused \(host)'s certificate chain" }
         }
         return nil
@@ -162,11 +166,11 @@ protocol ChainRecordingClientHandlerMaking {
     static func make(context: NIOSSLContext, serverHostname: String?, verdict: ServerTrustVerdict) throws -> NIOSSLClientHandler
 }
 
-/// Pins computed from PEM, for settings and tools.
-package enum ServerTrustPin {
-    /// The pin of the first certificate in `pem`; `nil` when it holds none.
-    package static func pin(ofCertificatePEM pem: String) -> String? {
+extension ServerTrust {
+    /// The base64 SHA-256 of the SubjectPublicKeyInfo of the certificate in `pem` (its first
+    /// certificate): the pin to put in ``pins``; `nil` when `pem` holds no readable certificate.
+    public static func pin(ofCertificatePEM pem: String) -> String? {
         guard let certificate = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)).first else { return nil }
-        return ServerTrust.spkiPin(of: certificate)
+        return spkiPin(of: certificate)
     }
 }

@@ -54,7 +54,7 @@ extension HTTPSession {
 }
 
 extension HTTPSession.Configuration: LoopbackClientConfiguration {
-    package mutating func requireHTTP2() { httpVersion = .http2 }
+    public mutating func requireHTTP2() { httpVersion = .http2 }
 }
 
 /// Runs `body` with a session of its own, shut down afterwards even on failure. Inside

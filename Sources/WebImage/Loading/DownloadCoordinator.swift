@@ -72,23 +72,17 @@ final class DownloadCoordinator: Sendable {
 
     init(configuration: ImageDownloaderConfiguration) {
         self.configuration = configuration
-        if configuration.allowsInvalidCertificates || !configuration.trustedCertificatesPEM.isEmpty
-            || configuration.connectAddressPolicy != nil || configuration.serverTrust != nil
-            || configuration.clientCertificate != nil || configuration.maxConnectionsPerHost != nil
-            || configuration.idleConnectionTimeout != nil || configuration.httpVersion != .auto {
-            var loader = HTTPImageLoader.Configuration(allowsInvalidCertificates: configuration.allowsInvalidCertificates,
-                                                       maxConnectionsPerHost: max(configuration.maxConnectionsPerHost
-                                                           ?? configuration.maxConcurrentDownloads, 1),
-                                                       trustedCertificatesPEM: configuration.trustedCertificatesPEM,
-                                                       connectAddressPolicy: configuration.connectAddressPolicy)
-            loader.serverTrust = configuration.serverTrust
-            loader.clientCertificate = configuration.clientCertificate
-            if let idle = configuration.idleConnectionTimeout { loader.idleConnectionTimeout = idle }
-            loader.httpVersion = configuration.httpVersion
-            http = HTTPImageLoader(configuration: loader)
+        // The shared pool serves every downloader whose pool settings are the shared pool's; loads' settings
+        // travel with each load (`httpHooks`).
+        let shared = HTTPImageLoader.shared
+        var pool = configuration.http
+        pool.maxConnectionsPerHost = shared.configuration.maxConnectionsPerHost
+        if configuration.maxConnectionsPerHost != nil || !pool.hasSamePoolSettings(as: shared.configuration) {
+            pool.maxConnectionsPerHost = max(configuration.maxConnectionsPerHost ?? configuration.maxConcurrentDownloads, 1)
+            http = HTTPImageLoader(configuration: pool)
             ownsHTTPLoader = true
         } else {
-            http = HTTPImageLoader.shared
+            http = shared
             ownsHTTPLoader = false
         }
         file = FileImageLoader(maxBodySize: configuration.maxBodySize)
@@ -378,13 +372,8 @@ final class DownloadCoordinator: Sendable {
         } else {
             storeCookies = nil
         }
-        var hooks = HTTPLoadHooks(
-            defaultHeaders: DefaultRequestHeaders(configuration.headers),
-            maxBodySize: configuration.maxBodySize,
-            maxRedirects: configuration.maxRedirects,
-            resourceTimeout: configuration.resourceTimeout,
-            allowsInsecureRedirects: configuration.allowsInsecureRedirects,
-            redirectPolicy: configuration.redirectPolicy,
+        return HTTPLoadHooks(
+            settings: configuration.http,
             sameOriginHeaders: { url in
                 // Most downloaders hold no credentials and (so far) no cookies.
                 guard !configuration.credentials.isEmpty || (configuration.cookiesEnabled && !cookies.isEmpty) else { return [:] }
@@ -398,9 +387,6 @@ final class DownloadCoordinator: Sendable {
                 return headers
             },
             didReceiveCookies: storeCookies)
-        hooks.proxy = configuration.proxy.httpSettings
-        hooks.retryPolicy = configuration.retryPolicy.map(\.httpPolicy)
-        return hooks
     }
 
     // MARK: Observers

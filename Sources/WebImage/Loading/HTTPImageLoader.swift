@@ -17,81 +17,9 @@ import WebImageHTTP
 /// Header names and values are checked before anything is sent (``WebImageError/invalidRequest(_:)``),
 /// and TLS is 1.2 at least.
 public final class HTTPImageLoader: ImageLoader {
-    /// How the loader talks HTTP.
-    public struct Configuration: Sendable {
-        /// Fail when no bytes arrive for this long (restarts on every chunk); a request's own timeout wins.
-        /// It bounds opening a connection too, when shorter than ``connectTimeout``.
-        public var idleTimeout: Duration
-        /// Fail when a load has not completed this long after it started, however steadily the bytes
-        /// trickle in; a request's own ``ImageLoadRequest/resourceTimeout`` wins.
-        public var resourceTimeout: Duration
-        /// How long opening a connection may take, TCP and TLS handshake together (a host that
-        /// accepts the connection and never finishes the handshake fails with ``WebImageError/timedOut``).
-        public var connectTimeout: Duration
-        /// The largest body accepted; larger ones fail with ``WebImageError/tooLarge(_:)``.
-        public var maxBodySize: Int64
-        /// How many redirects to follow.
-        public var maxRedirects: Int
-        /// Headers sent with every request (a request's own headers win).
-        public var defaultHeaders: [String: String]
-        /// Skip TLS certificate validation. Only for test servers with self-signed certificates.
-        public var allowsInvalidCertificates: Bool
-        /// Extra certificates to trust besides the system's roots, in PEM: a private CA, or a
-        /// server's self-signed certificate. Unreadable PEM fails https loads with ``WebImageError/invalidRequest(_:)``.
-        public var trustedCertificatesPEM: [String]
-        /// Follow redirects from https to plain http. Off by default: on plain http a network attacker
-        /// can answer in the server's name, and the answer would be cached under the https URL.
-        public var allowsInsecureRedirects: Bool
-        /// Sees every redirect's target before it is followed; `false` fails the load with
-        /// ``WebImageError/rejected(_:)`` (block private addresses, foreign hosts...).
-        public var redirectPolicy: ImageDownloader.RedirectPolicy?
-        /// Connections kept per host in the pool.
-        public var maxConnectionsPerHost: Int
-        /// Sees every address a new connection would go to, after resolution; see ``ConnectAddressPolicy``.
-        public var connectAddressPolicy: ImageDownloader.ConnectAddressPolicy?
-        /// Public-key pins and a trust hook for https servers; see ``ImageDownloader/ServerTrust``.
-        public var serverTrust: ImageDownloader.ServerTrust?
-        /// The certificate sent to https servers that ask for one (mutual TLS).
-        public var clientCertificate: ImageDownloader.ClientCertificate?
-        /// How long a pooled connection may sit idle before it is closed (60 s by default).
-        public var idleConnectionTimeout: Duration = .seconds(60)
-        /// The proxies requests go through; by default the environment's (`http_proxy`,
-        /// `https_proxy`, `no_proxy`), read when the configuration is made.
-        public var proxy: ImageDownloader.ProxySettings
-        /// Which HTTP versions to speak; the default, ``ImageDownloader/HTTPVersion/auto``, takes
-        /// HTTP/2 when an https server offers it (one connection per origin carrying every load as
-        /// a stream) and HTTP/1.1 otherwise.
-        public var httpVersion: ImageDownloader.HTTPVersion = .auto
-
-        /// Creates a configuration with the defaults of ``ImageLoaderDefaults``.
-        public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
-                    maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize,
-                    maxRedirects: Int = ImageLoaderDefaults.maxRedirects,
-                    defaultHeaders: [String: String] = ImageLoaderDefaults.headers,
-                    allowsInvalidCertificates: Bool = false,
-                    maxConnectionsPerHost: Int = 8,
-                    resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
-                    connectTimeout: Duration = ImageLoaderDefaults.connectTimeout,
-                    trustedCertificatesPEM: [String] = [],
-                    allowsInsecureRedirects: Bool = false,
-                    redirectPolicy: ImageDownloader.RedirectPolicy? = nil,
-                    connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil,
-                    proxy: ImageDownloader.ProxySettings = .environment()) {
-            self.proxy = proxy
-            self.connectAddressPolicy = connectAddressPolicy
-            self.idleTimeout = idleTimeout
-            self.resourceTimeout = resourceTimeout
-            self.connectTimeout = connectTimeout
-            self.trustedCertificatesPEM = trustedCertificatesPEM
-            self.allowsInsecureRedirects = allowsInsecureRedirects
-            self.redirectPolicy = redirectPolicy
-            self.maxBodySize = maxBodySize
-            self.maxRedirects = maxRedirects
-            self.defaultHeaders = defaultHeaders
-            self.allowsInvalidCertificates = allowsInvalidCertificates
-            self.maxConnectionsPerHost = maxConnectionsPerHost
-        }
-    }
+    /// How the loader talks HTTP: the HTTP stack's settings, declared once there (see
+    /// ``WebImageHTTP/HTTPClientSettings``); `Configuration()` starts from ``ImageLoaderDefaults``.
+    public typealias Configuration = HTTPClientSettings
 
     /// The process-wide loader with the default configuration; never shut down.
     public static let shared = HTTPImageLoader()
@@ -104,21 +32,8 @@ public final class HTTPImageLoader: ImageLoader {
     /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        var http = HTTPSession.Configuration(
-            idleTimeout: configuration.idleTimeout, resourceTimeout: configuration.resourceTimeout,
-            connectTimeout: configuration.connectTimeout, maxBodySize: configuration.maxBodySize,
-            maxRedirects: configuration.maxRedirects, defaultHeaders: configuration.defaultHeaders,
-            allowsInvalidCertificates: configuration.allowsInvalidCertificates,
-            trustedCertificatesPEM: configuration.trustedCertificatesPEM,
-            allowsInsecureRedirects: configuration.allowsInsecureRedirects,
-            redirectPolicy: configuration.redirectPolicy, maxConnectionsPerHost: configuration.maxConnectionsPerHost,
-            addressPolicy: configuration.connectAddressPolicy)
-        http.serverTrust = configuration.serverTrust?.http
-        http.clientCertificate = configuration.clientCertificate?.http
-        http.idleConnectionTimeout = configuration.idleConnectionTimeout
+        var http = configuration
         http.connectionObserver = ImageDownloader.ConnectionMetrics.export
-        http.proxy = configuration.proxy.httpSettings
-        http.httpVersion = configuration.httpVersion.http
         session = HTTPSession(configuration: http)
     }
 
@@ -126,7 +41,7 @@ public final class HTTPImageLoader: ImageLoader {
     /// when it is not the scheme's default), since the loader was made; past 256 origins, new ones
     /// are counted together under `"other"`.
     public func connectionMetrics() -> [String: ImageDownloader.ConnectionMetrics] {
-        session.connectionMetrics().mapValues { ImageDownloader.ConnectionMetrics($0) }
+        session.connectionMetrics()
     }
 
     /// Closes the pooled connections. Loads still running fail.
@@ -205,5 +120,30 @@ extension ImageLoadResponse {
     init(_ response: HTTPLoadResponse) {
         self.init(url: response.url, statusCode: response.statusCode, headers: response.headers,
                   expectedContentLength: response.expectedContentLength)
+    }
+}
+
+extension HTTPClientSettings {
+    /// Settings with the defaults of ``ImageLoaderDefaults``; the proxies are the environment's
+    /// (`http_proxy`, `https_proxy`, `no_proxy`), read when the settings are made.
+    public init(idleTimeout: Duration = ImageLoaderDefaults.idleTimeout,
+                maxBodySize: Int64 = ImageLoaderDefaults.maxBodySize,
+                maxRedirects: Int = ImageLoaderDefaults.maxRedirects,
+                defaultHeaders: [String: String] = ImageLoaderDefaults.headers,
+                allowsInvalidCertificates: Bool = false,
+                maxConnectionsPerHost: Int = 8,
+                resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
+                connectTimeout: Duration = ImageLoaderDefaults.connectTimeout,
+                trustedCertificatesPEM: [String] = [],
+                allowsInsecureRedirects: Bool = false,
+                redirectPolicy: HTTPRedirectPolicy? = nil,
+                connectAddressPolicy: ConnectAddressPolicy? = nil,
+                proxy: HTTPProxySettings = .environment()) {
+        self.init(idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, connectTimeout: connectTimeout,
+                  maxBodySize: maxBodySize, maxRedirects: maxRedirects, defaultHeaders: defaultHeaders,
+                  allowsInvalidCertificates: allowsInvalidCertificates, trustedCertificatesPEM: trustedCertificatesPEM,
+                  allowsInsecureRedirects: allowsInsecureRedirects, redirectPolicy: redirectPolicy,
+                  maxConnectionsPerHost: maxConnectionsPerHost, addressPolicy: connectAddressPolicy)
+        self.proxy = proxy
     }
 }

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import NIOCore
+import WebImageHTTP
 
 extension ImageDownloader {
     /// Changes a request before it is sent; return `nil` to veto it (the load fails with ``WebImageError/rejected(_:)``).
@@ -12,21 +12,14 @@ extension ImageDownloader {
     /// Inspects a response head; return `false` to reject it (the load fails with ``WebImageError/rejected(_:)``).
     public typealias ResponseModifier = @Sendable (ImageLoadResponse) -> Bool
 
-    /// Sees a redirect before it is followed: `from` answered with a redirect to `to`. Return `false`
-    /// to refuse it (the load fails with ``WebImageError/rejected(_:)``): a server can block private
-    /// addresses or hosts it does not know. Runs on an event loop: must be quick and must not block.
-    public typealias RedirectPolicy = @Sendable (_ from: URL, _ to: URL) -> Bool
+    /// Sees a redirect before it is followed (see ``WebImageHTTP/HTTPRedirectPolicy``); a refusal
+    /// fails the load with ``WebImageError/rejected(_:)``.
+    public typealias RedirectPolicy = HTTPRedirectPolicy
 
-    /// Decides whether a connection may be opened to `address`, which `host` (the URL's host,
-    /// lowercased) resolved to, for `port`. Return `false` to refuse: the load fails with
+    /// Decides whether a connection may be opened to an address a host resolved to (an SSRF
+    /// guard; see ``WebImageHTTP/ConnectAddressPolicy``); a refusal fails the load with
     /// ``WebImageError/rejected(_:)`` before any connection is made.
-    ///
-    /// With a policy set, the loader resolves the name itself, asks the policy about every address,
-    /// and connects to an address it approved: the address checked is the address connected to, so
-    /// a name that resolves to a public address for a check and to a private one for the connect
-    /// (DNS rebinding) cannot get through. IP literals are asked about as they are. It runs for every
-    /// new connection (the first URL and every redirect hop); a pooled connection was checked when opened.
-    public typealias ConnectAddressPolicy = @Sendable (_ host: String, _ port: Int, _ address: SocketAddress) -> Bool
+    public typealias ConnectAddressPolicy = WebImageHTTP.ConnectAddressPolicy
 }
 
 extension ImageDownloader {
@@ -61,15 +54,22 @@ extension ImageDownloader {
 }
 
 /// How an ``ImageDownloader`` schedules and shapes its requests.
+///
+/// Its HTTP settings are ``http``, read and written as the configuration's own
+/// (`configuration.maxBodySize`, `configuration.proxy`, `configuration.redirectPolicy`...: every
+/// property of ``WebImageHTTP/HTTPClientSettings``), declared there once for the downloader and
+/// for ``HTTPImageLoader``.
+@dynamicMemberLookup
 public struct ImageDownloaderConfiguration: Sendable {
     /// How many network downloads run at once; the rest wait in the queue.
     public var maxConcurrentDownloads: Int
     /// The start order of queued downloads of equal priority.
     public var executionOrder: ImageDownloader.ExecutionOrder
-    /// The idle timeout of a request that sets none.
-    public var timeout: Duration
-    /// Headers sent with every HTTP request (a request's own headers win).
-    public var headers: [String: String]
+    /// The HTTP settings of every download: limits, timeouts, redirects, trust, proxy, HTTP
+    /// version, retries. Those of a connection pool (TLS trust and certificates, the connect
+    /// address policy, the idle connection timeout, the HTTP version) give the downloader a pool
+    /// of its own when they differ from the shared one's (call ``ImageDownloader/shutdown()``).
+    public var http: HTTPClientSettings
     /// Basic-auth credentials by host name (lowercased); sent only to that host's origin, and
     /// only over https unless ``allowsCredentialsOverHTTP``.
     public var credentials: [String: ImageDownloader.Credential]
@@ -79,47 +79,11 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// downloader). The jar keeps origin-bound session cookies (see ``CookieJar``): `Path`,
     /// `Domain` and `Expires` are ignored, `Max-Age=0` deletes, and it is bounded in count and size.
     public var cookiesEnabled: Bool
-    /// Skip TLS certificate validation (a separate client is created; call ``ImageDownloader/shutdown()``).
-    public var allowsInvalidCertificates: Bool
-    /// Extra certificates to trust besides the system's roots, in PEM (a private CA, a
-    /// self-signed server); a separate client is created, call ``ImageDownloader/shutdown()``.
-    public var trustedCertificatesPEM: [String]
-    /// The total deadline of a request that sets none: a download that has not completed this
-    /// long after it started fails with ``WebImageError/timedOut``, however steadily it trickles.
-    public var resourceTimeout: Duration
-    /// Follow redirects from https to plain http (off by default: see ``WebImageError/insecureRedirect(_:)``).
-    public var allowsInsecureRedirects: Bool
-    /// Sees every redirect's target before it is followed, and may refuse it.
-    public var redirectPolicy: ImageDownloader.RedirectPolicy?
-    /// Sees every address a new connection would go to, after name resolution, and may refuse
-    /// it (an SSRF guard); see ``ImageDownloader/ConnectAddressPolicy``. Setting it gives the
-    /// downloader a connection pool of its own.
-    public var connectAddressPolicy: ImageDownloader.ConnectAddressPolicy?
-    /// Public-key pins and a trust hook for https servers (see ``ImageDownloader/ServerTrust``).
-    /// Setting it gives the downloader a connection pool of its own.
-    public var serverTrust: ImageDownloader.ServerTrust?
-    /// The certificate sent to https servers that ask for one (mutual TLS). Setting it gives the
-    /// downloader a connection pool of its own.
-    public var clientCertificate: ImageDownloader.ClientCertificate?
-    /// Connections kept open per scheme, host and port; `nil` (the default) allows one per
-    /// concurrent download. Setting it gives the downloader a connection pool of its own.
+    /// Connections kept open per scheme, host and port when the downloader has a pool of its own;
+    /// `nil` (the default) allows one per concurrent download. Setting it gives the downloader a
+    /// connection pool of its own. It replaces ``http``'s `maxConnectionsPerHost`, whose default
+    /// does not follow ``maxConcurrentDownloads``.
     public var maxConnectionsPerHost: Int?
-    /// How long a pooled connection may sit idle before it is closed; `nil` (the default) is 60 s.
-    /// Setting it gives the downloader a connection pool of its own.
-    public var idleConnectionTimeout: Duration?
-    /// The proxies HTTP requests go through; by default the environment's (`http_proxy`,
-    /// `https_proxy`, `no_proxy`), read when the configuration is made. See ``ImageDownloader/ProxySettings``.
-    public var proxy: ImageDownloader.ProxySettings
-    /// Which HTTP versions to speak: ``ImageDownloader/HTTPVersion/auto`` (the default) takes
-    /// HTTP/2 when an https server offers it by ALPN, else HTTP/1.1. Another value gives the
-    /// downloader a connection pool of its own.
-    public var httpVersion: ImageDownloader.HTTPVersion = .auto
-    /// Sends HTTP downloads that failed transiently again; `nil` (the default): never. See ``ImageDownloader/RetryPolicy``.
-    public var retryPolicy: ImageDownloader.RetryPolicy?
-    /// The largest body accepted.
-    public var maxBodySize: Int64
-    /// How many redirects are followed.
-    public var maxRedirects: Int
     /// The directory `local:///PATH` URLs are read from; `nil` (the default): `local` URLs are
     /// not loaded. A path resolves inside it or is refused with ``WebImageError/rejected(_:)``
     /// (`..`, encoded slashes, NUL, links that lead out); anything but a regular file, and a
@@ -133,6 +97,40 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var requestModifier: ImageDownloader.RequestModifier?
     /// Runs on every response head; may reject it (failing every caller of the download).
     public var responseModifier: ImageDownloader.ResponseModifier?
+
+    /// The idle timeout of a request that sets none (``http``'s `idleTimeout`).
+    public var timeout: Duration {
+        get { http.idleTimeout }
+        set { http.idleTimeout = newValue }
+    }
+
+    /// Headers sent with every HTTP request, a request's own headers winning (``http``'s `defaultHeaders`).
+    public var headers: [String: String] {
+        get { http.defaultHeaders }
+        set { http.defaultHeaders = newValue }
+    }
+
+    /// Extra certificates to trust besides the system's roots, in PEM (``http``'s; a separate
+    /// connection pool is made). Spelled out, as ``httpVersion`` is, for code that names it without
+    /// `self.` or through a protocol, which dynamic member lookup does not reach.
+    public var trustedCertificatesPEM: [String] {
+        get { http.trustedCertificatesPEM }
+        set { http.trustedCertificatesPEM = newValue }
+    }
+
+    /// Which HTTP versions to speak (``http``'s; another value than ``HTTPVersionPreference/auto``
+    /// gives the downloader a connection pool of its own).
+    public var httpVersion: ImageDownloader.HTTPVersion {
+        get { http.httpVersion }
+        set { http.httpVersion = newValue }
+    }
+
+    /// Every other HTTP setting of ``http`` under its own name: `configuration.maxBodySize` is
+    /// `configuration.http.maxBodySize`.
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<HTTPClientSettings, Value>) -> Value {
+        get { http[keyPath: keyPath] }
+        set { http[keyPath: keyPath] = newValue }
+    }
 
     /// Creates a configuration; the defaults match SDWebImage's downloader (6 at once, FIFO, 15 s).
     public init(maxConcurrentDownloads: Int = 6, executionOrder: ImageDownloader.ExecutionOrder = .fifo,
@@ -148,25 +146,19 @@ public struct ImageDownloaderConfiguration: Sendable {
                 connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil,
                 proxy: ImageDownloader.ProxySettings = .environment(),
                 retryPolicy: ImageDownloader.RetryPolicy? = nil) {
-        self.proxy = proxy
-        self.retryPolicy = retryPolicy
-        self.connectAddressPolicy = connectAddressPolicy
+        http = HTTPClientSettings(idleTimeout: timeout, maxBodySize: maxBodySize, maxRedirects: maxRedirects,
+                                  defaultHeaders: headers, allowsInvalidCertificates: allowsInvalidCertificates,
+                                  resourceTimeout: resourceTimeout, trustedCertificatesPEM: trustedCertificatesPEM,
+                                  allowsInsecureRedirects: allowsInsecureRedirects, redirectPolicy: redirectPolicy,
+                                  connectAddressPolicy: connectAddressPolicy, proxy: proxy)
+        http.retryPolicy = retryPolicy
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.executionOrder = executionOrder
-        self.timeout = timeout
-        self.headers = headers
         self.credentials = credentials
         self.cookiesEnabled = cookiesEnabled
-        self.allowsInvalidCertificates = allowsInvalidCertificates
-        self.maxBodySize = maxBodySize
-        self.maxRedirects = maxRedirects
+        self.allowsCredentialsOverHTTP = allowsCredentialsOverHTTP
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
-        self.resourceTimeout = resourceTimeout
-        self.allowsInsecureRedirects = allowsInsecureRedirects
-        self.redirectPolicy = redirectPolicy
-        self.allowsCredentialsOverHTTP = allowsCredentialsOverHTTP
-        self.trustedCertificatesPEM = trustedCertificatesPEM
     }
 }
 

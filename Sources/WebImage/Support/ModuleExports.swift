@@ -3,3 +3,8 @@
 // so every file here, and the package's other modules that import WebImage, see them as before;
 // they are `package` declarations, so nothing reaches the public API.
 @_exported import WebImageSupport
+// The HTTP settings are declared once, in the HTTP stack (`HTTPClientSettings`, `ServerTrust`,
+// `HTTPProxySettings`, `HTTPRetryPolicy`...), and reached through WebImage's names
+// (`HTTPImageLoader.Configuration`, `ImageDownloaderConfiguration`, `ImageDownloader.ServerTrust`...):
+// re-exported so a user of WebImage can name them without importing a second module.
+@_exported import WebImageHTTP
