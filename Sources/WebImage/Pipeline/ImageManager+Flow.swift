@@ -120,13 +120,7 @@ extension ImageManager {
     /// `nil` when its bytes no longer decode (the entry is dropped: a miss).
     private func makeImage(_ plan: LoadPlan, cache: any ImageCaching, key: String, from content: CachedContent,
                            levels: Int, task: ImageTask) async throws -> DecodedImage? {
-        let kind: String
-        switch content {
-        case .bytes: kind = "bytes"
-        case .image: kind = "memory"
-        }
-        let id = "\(PipelineStages.identity(of: cache))|\(kind)|\(key)"
-        let subscription = stages.image(for: plan, source: .cached(id: id, content), levels: levels, priority: task.priority)
+        let subscription = stages.image(for: plan, source: .cached(cache, key: key, content), levels: levels, priority: task.priority)
         do {
             return try await value(of: subscription, for: task).image
         } catch is UndecodableCachedBytes {

@@ -40,9 +40,9 @@ enum ImageOutput: Sendable {
 enum StageSource: Sendable {
     /// The loader (the fetch stage), with these validators on the request.
     case network(validators: CacheValidators?)
-    /// What a cache held for a key: its bytes, decoded here, or its memory image, made what a
-    /// decode with the load's options makes. `id` names the cache and key in the stage keys.
-    case cached(id: String, CachedContent)
+    /// What `cache` held under `key`: its bytes, decoded here, or its memory image, made what a
+    /// decode with the load's options makes.
+    case cached(any ImageCaching, key: String, CachedContent)
 }
 
 /// A cache's answer the decode stage starts from.
@@ -57,7 +57,7 @@ struct UndecodableCachedBytes: Error {}
 
 /// The loader side of the pipeline as a graph of shared stages: a source (fetch per URL and
 /// request shape, or what a cache held) → decode (per source and decode options) → one stage per
-/// transform prefix. Two loads whose keys match share a stage; `[resize]` and
+/// transform prefix. Two loads whose keys (``PipelineStageKey``) match share a stage; `[resize]` and
 /// `[resize, roundCorners]` share the resize. A stage joins the stage it depends on when it is
 /// made, so a load that subscribed shares every stage of its chain that is running then.
 ///
@@ -65,7 +65,7 @@ struct UndecodableCachedBytes: Error {}
 /// ``processing``, the manager's own limit within the process's CPU budget (``WorkQueue/cpu``),
 /// at the highest priority among the loads waiting for it.
 final class PipelineStages: Sendable {
-    let pool = SharedWorkPool<String>()
+    let pool = SharedWorkPool<PipelineStageKey>()
     let processing: WorkQueue
 
     init(processingConcurrency: Int) {
@@ -76,13 +76,17 @@ final class PipelineStages: Sendable {
     /// Subscribes to the stage `levels` transforms deep (by default the last one) of `plan`'s
     /// chain from `source`, starting or joining every stage before it.
     func image(for plan: LoadPlan, source: StageSource, levels: Int? = nil, priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
-        let sourceKey: String
+        let sourceKey: DecodeStageKey.Source
         switch source {
-        case .network(let validators): sourceKey = Self.fetchKey(plan, validators: validators)
-        case .cached(let id, _): sourceKey = "cache|" + id
+        case .network(let validators):
+            sourceKey = .fetch(Self.fetchKey(plan, validators: validators))
+        case .cached(let cache, let key, let content):
+            let memoryImage = if case .image = content { true } else { false }
+            sourceKey = .cache(InstanceIdentity(of: cache), key: key, memoryImage: memoryImage)
         }
+        let decodeKey = DecodeStageKey(coders: ObjectIdentifier(plan.coders), options: plan.decodeOptions, source: sourceKey)
         let level = min(max(0, levels ?? plan.transformers.count), plan.transformers.count)
-        return imageStage(plan, source: source, sourceKey: sourceKey, level: level, priority: priority)
+        return imageStage(plan, source: source, decodeKey: decodeKey, level: level, priority: priority)
     }
 
     /// Applies one transformer as SDWebImage does: animated images only with
@@ -109,13 +113,13 @@ final class PipelineStages: Sendable {
 
     // MARK: Stages
 
-    private func imageStage(_ plan: LoadPlan, source: StageSource, sourceKey: String, level: Int,
+    private func imageStage(_ plan: LoadPlan, source: StageSource, decodeKey: DecodeStageKey, level: Int,
                             priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
-        let decodeKey = "decode|\(UInt(bitPattern: ObjectIdentifier(plan.coders)))|\(plan.decodeOptions.stageKey)|\(sourceKey)"
-        let key = level == 0 ? decodeKey : plan.transformers.prefix(level).map(\.identifier).joined(separator: "|") + "|" + decodeKey
+        let key: PipelineStageKey = level == 0 ? .decode(decodeKey)
+            : .transform(decodeKey, prefix: plan.transformers.prefix(level).map(\.identifier))
         return pool.subscribe(key: key, priority: priority) { [self] (stage: SharedWork<ImageOutput>) in
-            if level == 0 { return decodeStage(plan, source: source, sourceKey: sourceKey, stage: stage) }
-            let upstream = imageStage(plan, source: source, sourceKey: sourceKey, level: level - 1, priority: stage.priority)
+            if level == 0 { return decodeStage(plan, source: source, sourceKey: decodeKey.source, stage: stage) }
+            let upstream = imageStage(plan, source: source, decodeKey: decodeKey, level: level - 1, priority: stage.priority)
             let ticket = processing.makeTicket()
             stage.onPriorityChange { [processing] priority in
                 upstream.setPriority(priority)
@@ -134,12 +138,12 @@ final class PipelineStages: Sendable {
     }
 
     /// Prepares a decode stage: joins its fetch (for a network source) and returns its body.
-    private func decodeStage(_ plan: LoadPlan, source: StageSource, sourceKey: String,
+    private func decodeStage(_ plan: LoadPlan, source: StageSource, sourceKey: DecodeStageKey.Source,
                              stage: SharedWork<ImageOutput>) -> @Sendable (SharedWork<ImageOutput>) async throws -> ImageOutput {
         let ticket = processing.makeTicket()
         let coders = plan.coders, options = plan.decodeOptions
         switch source {
-        case .cached(_, let content):
+        case .cached(_, _, let content):
             stage.onPriorityChange { [processing] priority in processing.setPriority(priority, ticket: ticket) }
             return { [processing] stage in
                 if case .image(let image) = content, !Self.needsAdapting(image, to: options) { return .cachedImage(image) }
@@ -154,7 +158,9 @@ final class PipelineStages: Sendable {
                 })
             }
         case .network(let validators):
-            let fetch: SharedWorkSubscription<FetchOutput> = pool.subscribe(key: sourceKey, priority: stage.priority) { stage in
+            // The decode key holds its fetch's key (made in `image(for:source:levels:priority:)`).
+            let fetchKey = if case .fetch(let key) = sourceKey { key } else { Self.fetchKey(plan, validators: validators) }
+            let fetch: SharedWorkSubscription<FetchOutput> = pool.subscribe(key: .fetch(fetchKey), priority: stage.priority) { stage in
                 try await Self.fetch(plan, validators: validators, stage: stage)
             }
             stage.onPriorityChange { [processing] priority in
@@ -233,26 +239,11 @@ final class PipelineStages: Sendable {
 
     /// Loads with the same key share one fetch: the loader, URL and everything that shapes the
     /// request. A load with its own request or response modifier shares with no one.
-    static func fetchKey(_ plan: LoadPlan, validators: CacheValidators?) -> String {
-        // A class loader is one instance; a value loader is known by its type (and shares by it).
-        let loader = identity(of: plan.loader)
-        let headers = plan.context.headers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
-        var key = "fetch|\(loader)|\(plan.url.absoluteString)|\(headers)|\(validators?.etag ?? "")|\(validators?.lastModified ?? "")"
-        key += "|\(plan.options.contains(.progressiveLoad))|\(plan.context.timeout.map { "\($0)" } ?? "")"
-        if plan.context.requestModifier != nil || plan.context.responseModifier != nil { key += "|" + UUID().uuidString }
-        return key
-    }
-
-    /// Names a part in a stage key: a class instance is itself; a value is known by its type.
-    static func identity(of part: Any) -> UInt {
-        type(of: part) is AnyObject.Type
-            ? UInt(bitPattern: ObjectIdentifier(part as AnyObject)) : UInt(bitPattern: ObjectIdentifier(type(of: part)))
-    }
-}
-
-extension DecodeOptions {
-    /// Every field, in a string that keys the decode stage (cheaper than reflecting the struct).
-    var stageKey: String {
-        "\(maxPixelSize ?? 0),\(pixelLimit),\(scaleDownLargeImages),\(firstFrameOnly),\(applyOrientation),\(animationByteLimit),\(scale),\(maxFrameCount),\(keepsColors)"
+    static func fetchKey(_ plan: LoadPlan, validators: CacheValidators?) -> FetchStageKey {
+        let exclusive = plan.context.requestModifier != nil || plan.context.responseModifier != nil
+        return FetchStageKey(loader: InstanceIdentity(of: plan.loader), url: plan.url.absoluteString,
+                             headers: plan.context.headers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" },
+                             validators: validators, progressive: plan.options.contains(.progressiveLoad),
+                             timeout: plan.context.timeout, exclusive: exclusive ? UUID() : nil)
     }
 }
