@@ -76,9 +76,7 @@ let package = Package(
         ),
         // The HTTP/1.1 client behind `HTTPImageLoader`: connections, pool, exchanges, redirects,
         // cookies, header validation, TLS and transport-error mapping. It knows nothing of images
-        // (no dependency on WebImage), so its security-sensitive code is reviewed on its own. Its
-        // settings (`HTTPClientSettings`, trust, proxy, retry) are public, declared once here;
-        // WebImage re-exports them under its own names.
+        // (no dependency on WebImage), so its security-sensitive code is reviewed on its own.
         .target(
             name: "WebImageHTTP",
             dependencies: [
