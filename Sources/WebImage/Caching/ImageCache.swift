@@ -32,8 +32,8 @@ public final class ImageCache: ImageCaching {
     /// when the group has no limit (or none was given). See ``MemoryPressureMonitor``.
     package let memoryPressureMonitor: MemoryPressureMonitor?
 
-    /// Disk reads (by key) and decodes (by key, decode options and memory store) in flight.
-    private let inFlight = SharedWorkPool<String>()
+    /// Disk reads and decodes in flight.
+    private let inFlight = SharedWorkPool<CacheReadKey>()
 
     /// Creates a cache from its parts.
     /// - Parameter memoryPressure: the control group whose memory pressure empties the memory
@@ -86,7 +86,7 @@ public final class ImageCache: ImageCaching {
         if options.contains(.undecoded) {
             return await read(key, priority: priority)?.undecodedHit ?? .miss
         }
-        let flightKey = "decode\u{1F}\(key)\u{1F}\(decodeOptions.stageKey)\u{1F}\(options.contains(.skipMemoryStore))"
+        let flightKey = CacheReadKey.decode(key: key, options: decodeOptions, storesInMemory: !options.contains(.skipMemoryStore))
         let subscription: SharedWorkSubscription<ImageCacheResult> = inFlight.subscribe(key: flightKey, priority: priority) { [self] work in
             // The read is joined now, so a query that joined this decode shares its read too.
             let read = readSubscription(key, priority: priority)
@@ -133,7 +133,7 @@ public final class ImageCache: ImageCaching {
     }
 
     private func readSubscription(_ key: String, priority: LoadPriority) -> SharedWorkSubscription<DiskEntry?> {
-        inFlight.subscribe(key: "read\u{1F}" + key, priority: priority) { [diskCache] read in
+        inFlight.subscribe(key: .read(key), priority: priority) { [diskCache] read in
             let ticket = WorkQueue.blockingIO.makeTicket()
             read.onPriorityChange { WorkQueue.blockingIO.setPriority($0, ticket: ticket) }
             return { read in

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// One load from start to end: failed list → cache query → download gate → shared stages
-/// (fetch, decode, transforms) → store → result.
+/// (the downloader's download, decode, transforms) → store → result.
 extension ImageManager {
     func run(_ plan: LoadPlan, task: ImageTask) async throws -> ImageResult {
         if !plan.options.contains(.retryFailed), failedURLs.contains(plan.url) { throw WebImageError.blockedFailedURL }
@@ -29,7 +29,8 @@ extension ImageManager {
         }
         guard plan.loader.canLoad(plan.url) else { throw WebImageError.invalidURL(plan.url.absoluteString) }
 
-        let subscription = stages.image(for: plan, source: .network(validators: cached == nil ? nil : validators), priority: task.priority)
+        let download = try plan.download(validators: cached == nil ? nil : validators, priority: task.priority)
+        let subscription = stages.image(for: plan, source: .download(download, plan.downloader), priority: task.priority)
         let output = try await value(of: subscription, for: task)
         try checkCancelled(task)
 
@@ -120,13 +121,7 @@ extension ImageManager {
     /// `nil` when its bytes no longer decode (the entry is dropped: a miss).
     private func makeImage(_ plan: LoadPlan, cache: any ImageCaching, key: String, from content: CachedContent,
                            levels: Int, task: ImageTask) async throws -> DecodedImage? {
-        let kind: String
-        switch content {
-        case .bytes: kind = "bytes"
-        case .image: kind = "memory"
-        }
-        let id = "\(PipelineStages.identity(of: cache))|\(kind)|\(key)"
-        let subscription = stages.image(for: plan, source: .cached(id: id, content), levels: levels, priority: task.priority)
+        let subscription = stages.image(for: plan, source: .cached(cache, key: key, content), levels: levels, priority: task.priority)
         do {
             return try await value(of: subscription, for: task).image
         } catch is UndecodableCachedBytes {

@@ -4,12 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What the fetch stage produces: the bytes, or the server's word that the stored copy is current.
-enum FetchOutput: Sendable {
-    case data(Data, ImageLoadResponse)
-    case notModified(ImageLoadResponse)
-}
-
 /// What the decode and transform stages produce.
 enum ImageOutput: Sendable {
     /// An image decoded from fetched bytes (and transformed), with those bytes and their response.
@@ -38,11 +32,11 @@ enum ImageOutput: Sendable {
 
 /// Where the decode stage's input comes from.
 enum StageSource: Sendable {
-    /// The loader (the fetch stage), with these validators on the request.
-    case network(validators: CacheValidators?)
-    /// What a cache held for a key: its bytes, decoded here, or its memory image, made what a
-    /// decode with the load's options makes. `id` names the cache and key in the stage keys.
-    case cached(id: String, CachedContent)
+    /// A download of `downloader`, which the decode stage joins as its caller.
+    case download(PreparedDownload, ImageDownloader)
+    /// What `cache` held under `key`: its bytes, decoded here, or its memory image, made what a
+    /// decode with the load's options makes.
+    case cached(any ImageCaching, key: String, CachedContent)
 }
 
 /// A cache's answer the decode stage starts from.
@@ -55,17 +49,21 @@ enum CachedContent: Sendable {
 /// and treats the query as a miss.
 struct UndecodableCachedBytes: Error {}
 
-/// The loader side of the pipeline as a graph of shared stages: a source (fetch per URL and
-/// request shape, or what a cache held) → decode (per source and decode options) → one stage per
-/// transform prefix. Two loads whose keys match share a stage; `[resize]` and
-/// `[resize, roundCorners]` share the resize. A stage joins the stage it depends on when it is
-/// made, so a load that subscribed shares every stage of its chain that is running then.
+/// The loader side of the pipeline as a graph of shared stages: a source (a download of the
+/// downloader, or what a cache held) → decode (per source and decode options) → one stage per
+/// transform prefix. Two loads whose keys (``PipelineStageKey``) match share a stage; `[resize]`
+/// and `[resize, roundCorners]` share the resize. A stage joins the stage it depends on when it
+/// is made, so a load that subscribed shares every stage of its chain that is running then.
+///
+/// Bytes are coalesced once, by the downloader: a decode stage is a caller of the download
+/// (``DownloadCoordinator/subscribe(_:priority:accepts:)``), which a direct
+/// ``ImageDownloader/download(_:options:)`` of the same request joins too.
 ///
 /// Every decode (from the network or a cache's bytes) and every transform runs in
 /// ``processing``, the manager's own limit within the process's CPU budget (``WorkQueue/cpu``),
 /// at the highest priority among the loads waiting for it.
 final class PipelineStages: Sendable {
-    let pool = SharedWorkPool<String>()
+    let pool = SharedWorkPool<PipelineStageKey>()
     let processing: WorkQueue
 
     init(processingConcurrency: Int) {
@@ -76,13 +74,25 @@ final class PipelineStages: Sendable {
     /// Subscribes to the stage `levels` transforms deep (by default the last one) of `plan`'s
     /// chain from `source`, starting or joining every stage before it.
     func image(for plan: LoadPlan, source: StageSource, levels: Int? = nil, priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
-        let sourceKey: String
-        switch source {
-        case .network(let validators): sourceKey = Self.fetchKey(plan, validators: validators)
-        case .cached(let id, _): sourceKey = "cache|" + id
-        }
         let level = min(max(0, levels ?? plan.transformers.count), plan.transformers.count)
-        return imageStage(plan, source: source, sourceKey: sourceKey, level: level, priority: priority)
+        return imageStage(plan, source: source, decodeKey: Self.decodeKey(plan, source: source), level: level, priority: priority)
+    }
+
+    /// The decode stage's key for `plan` from `source`.
+    static func decodeKey(_ plan: LoadPlan, source: StageSource) -> DecodeStageKey {
+        let key: DecodeStageKey.Source, progressive: Bool
+        switch source {
+        case .download(let download, let downloader):
+            // A load that screens the response decodes alone: its rejection is its own.
+            key = .download(downloader: ObjectIdentifier(downloader), key: download.key,
+                            exclusive: plan.context.responseModifier == nil ? nil : UUID())
+            progressive = plan.options.contains(.progressiveLoad)
+        case .cached(let cache, let cacheKey, let content):
+            let memoryImage = if case .image = content { true } else { false }
+            key = .cache(InstanceIdentity(of: cache), key: cacheKey, memoryImage: memoryImage)
+            progressive = false
+        }
+        return DecodeStageKey(coders: ObjectIdentifier(plan.coders), options: plan.decodeOptions, progressive: progressive, source: key)
     }
 
     /// Applies one transformer as SDWebImage does: animated images only with
@@ -109,13 +119,13 @@ final class PipelineStages: Sendable {
 
     // MARK: Stages
 
-    private func imageStage(_ plan: LoadPlan, source: StageSource, sourceKey: String, level: Int,
+    private func imageStage(_ plan: LoadPlan, source: StageSource, decodeKey: DecodeStageKey, level: Int,
                             priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
-        let decodeKey = "decode|\(UInt(bitPattern: ObjectIdentifier(plan.coders)))|\(plan.decodeOptions.stageKey)|\(sourceKey)"
-        let key = level == 0 ? decodeKey : plan.transformers.prefix(level).map(\.identifier).joined(separator: "|") + "|" + decodeKey
+        let key: PipelineStageKey = level == 0 ? .decode(decodeKey)
+            : .transform(decodeKey, prefix: plan.transformers.prefix(level).map(\.identifier))
         return pool.subscribe(key: key, priority: priority) { [self] (stage: SharedWork<ImageOutput>) in
-            if level == 0 { return decodeStage(plan, source: source, sourceKey: sourceKey, stage: stage) }
-            let upstream = imageStage(plan, source: source, sourceKey: sourceKey, level: level - 1, priority: stage.priority)
+            if level == 0 { return decodeStage(plan, source: source, stage: stage) }
+            let upstream = imageStage(plan, source: source, decodeKey: decodeKey, level: level - 1, priority: stage.priority)
             let ticket = processing.makeTicket()
             stage.onPriorityChange { [processing] priority in
                 upstream.setPriority(priority)
@@ -133,13 +143,13 @@ final class PipelineStages: Sendable {
         }
     }
 
-    /// Prepares a decode stage: joins its fetch (for a network source) and returns its body.
-    private func decodeStage(_ plan: LoadPlan, source: StageSource, sourceKey: String,
+    /// Prepares a decode stage: joins its download (for a download source) and returns its body.
+    private func decodeStage(_ plan: LoadPlan, source: StageSource,
                              stage: SharedWork<ImageOutput>) -> @Sendable (SharedWork<ImageOutput>) async throws -> ImageOutput {
         let ticket = processing.makeTicket()
         let coders = plan.coders, options = plan.decodeOptions
         switch source {
-        case .cached(_, let content):
+        case .cached(_, _, let content):
             stage.onPriorityChange { [processing] priority in processing.setPriority(priority, ticket: ticket) }
             return { [processing] stage in
                 if case .image(let image) = content, !Self.needsAdapting(image, to: options) { return .cachedImage(image) }
@@ -153,19 +163,18 @@ final class PipelineStages: Sendable {
                     }
                 })
             }
-        case .network(let validators):
-            let fetch: SharedWorkSubscription<FetchOutput> = pool.subscribe(key: sourceKey, priority: stage.priority) { stage in
-                try await Self.fetch(plan, validators: validators, stage: stage)
-            }
+        case .download(let download, let downloader):
+            // The stage is the download's caller: the downloader queues, coalesces and stops it.
+            let bytes = downloader.coordinator.subscribe(download, priority: stage.priority, accepts: plan.context.responseModifier)
             stage.onPriorityChange { [processing] priority in
-                fetch.setPriority(priority)
+                bytes.setPriority(priority)
                 processing.setPriority(priority, ticket: ticket)
             }
             return { [processing] stage in
                 let partials = plan.options.contains(.progressiveLoad) ? ProgressivePartials(plan: plan, processing: processing, stage: stage) : nil
-                let fetched: FetchOutput
+                let fetched: DownloadOutcome
                 do {
-                    fetched = try await fetch.value { event in
+                    fetched = try await bytes.value { event in
                         switch event {
                         case .progress(let received, let expected):
                             stage.send(.progress(received: received, expected: expected))
@@ -192,67 +201,5 @@ final class PipelineStages: Sendable {
                 }
             }
         }
-    }
-
-    private static func fetch(_ plan: LoadPlan, validators: CacheValidators?, stage: SharedWork<FetchOutput>) async throws -> FetchOutput {
-        var request = ImageLoadRequest(url: plan.url, headers: plan.context.headers, priority: stage.priority,
-                                       timeout: plan.context.timeout, validators: validators,
-                                       wantsPartialData: plan.options.contains(.progressiveLoad))
-        if let modifier = plan.context.requestModifier {
-            guard let modified = modifier(request) else {
-                throw WebImageError.rejected("the request modifier vetoed \(plan.url.absoluteString)")
-            }
-            request = modified
-        }
-        let handle = plan.loader.start(request)
-        stage.onPriorityChange { handle.setPriority($0) }
-        let events = handle.events
-        do {
-            for try await event in events {
-                switch event {
-                case .response(let response):
-                    if let accept = plan.context.responseModifier, !accept(response) {
-                        throw WebImageError.rejected("the response modifier rejected \(response.url.absoluteString)")
-                    }
-                case .progress(let received, let expected):
-                    stage.send(.progress(received: received, expected: expected))
-                case .partialData(let data):
-                    stage.send(.partialData(data))
-                case .completed(let data, let response):
-                    return .data(data, response)
-                case .notModified(let response):
-                    return .notModified(response)
-                }
-            }
-        } catch is CancellationError {
-            throw WebImageError.cancelled
-        }
-        // A loader stream ends without a result only when this stage was cancelled.
-        throw WebImageError.cancelled
-    }
-
-    /// Loads with the same key share one fetch: the loader, URL and everything that shapes the
-    /// request. A load with its own request or response modifier shares with no one.
-    static func fetchKey(_ plan: LoadPlan, validators: CacheValidators?) -> String {
-        // A class loader is one instance; a value loader is known by its type (and shares by it).
-        let loader = identity(of: plan.loader)
-        let headers = plan.context.headers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
-        var key = "fetch|\(loader)|\(plan.url.absoluteString)|\(headers)|\(validators?.etag ?? "")|\(validators?.lastModified ?? "")"
-        key += "|\(plan.options.contains(.progressiveLoad))|\(plan.context.timeout.map { "\($0)" } ?? "")"
-        if plan.context.requestModifier != nil || plan.context.responseModifier != nil { key += "|" + UUID().uuidString }
-        return key
-    }
-
-    /// Names a part in a stage key: a class instance is itself; a value is known by its type.
-    static func identity(of part: Any) -> UInt {
-        type(of: part) is AnyObject.Type
-            ? UInt(bitPattern: ObjectIdentifier(part as AnyObject)) : UInt(bitPattern: ObjectIdentifier(type(of: part)))
-    }
-}
-
-extension DecodeOptions {
-    /// Every field, in a string that keys the decode stage (cheaper than reflecting the struct).
-    var stageKey: String {
-        "\(maxPixelSize ?? 0),\(pixelLimit),\(scaleDownLargeImages),\(firstFrameOnly),\(applyOrientation),\(animationByteLimit),\(scale),\(maxFrameCount),\(keepsColors)"
     }
 }

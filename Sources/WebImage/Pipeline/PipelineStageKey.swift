@@ -1,0 +1,34 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The key of one stage of the manager's graph (``PipelineStages``): loads whose keys are
+/// equal share the stage.
+enum PipelineStageKey: Hashable, Sendable {
+    /// Decoding a source's bytes (or adapting a cached image).
+    case decode(DecodeStageKey)
+    /// The first transforms of a chain, by identifier, applied to that decode's image:
+    /// `[resize]` and `[resize, roundCorners]` share the resize.
+    case transform(DecodeStageKey, prefix: [String])
+}
+
+/// What makes two decodes the same: the coders, the decode options, the source, and whether
+/// partial images are decoded as the bytes arrive.
+struct DecodeStageKey: Hashable, Sendable {
+    /// Where the bytes come from.
+    enum Source: Hashable, Sendable {
+        /// The download `key` of the downloader `downloader`: the stage is that download's
+        /// caller. `exclusive` is set for a load that screens the response (a response
+        /// modifier): the stage is that load's alone, so a rejection fails no one else.
+        case download(downloader: ObjectIdentifier, key: DownloadKey, exclusive: UUID?)
+        /// What a cache held under `key`: its bytes, or (`memoryImage`) its decoded image.
+        case cache(InstanceIdentity, key: String, memoryImage: Bool)
+    }
+
+    var coders: ObjectIdentifier
+    var options: DecodeOptions
+    var progressive: Bool
+    var source: Source
+}
