@@ -163,7 +163,10 @@ final class DownloadCoordinator: Sendable {
     func subscribe(_ download: PreparedDownload, priority: LoadPriority,
                    accepts: DownloadResponseModifier?) -> SharedWorkSubscription<DownloadOutcome> {
         let (subscription, isNew) = works.subscribe(key: download.key, priority: priority, accepts: accepts) { work in
-            begin(work, download)
+            // Begun from a task, as the pipeline's fetch stage began it: loads started together
+            // that are still finishing their cache queries join before the request goes out.
+            // A last caller leaving first stops it all the same (`onStop` runs when attached).
+            Task.detached(priority: work.priority.taskPriority) { [self] in begin(work, download) }
         }
         if !isNew { joined(download.request.url) }
         return subscription
