@@ -163,7 +163,7 @@ final class DownloadCoordinator: Sendable {
     func subscribe(_ download: PreparedDownload, priority: LoadPriority,
                    accepts: DownloadResponseModifier?) -> SharedWorkSubscription<DownloadOutcome> {
         let (subscription, isNew) = works.subscribe(key: download.key, priority: priority, accepts: accepts) { work in
-            // Begun from a task, as the pipeline's fetch stage began it: loads started together
+            // Begun from a task, as the pipeline's former fetch stage began it: loads started together
             // that are still finishing their cache queries join before the request goes out.
             // A last caller leaving first stops it all the same (`onStop` runs when attached).
             Task.detached(priority: work.priority.taskPriority) { [self] in begin(work, download) }
@@ -450,38 +450,6 @@ final class DownloadCoordinator: Sendable {
             logger.debug("download failed", metadata: ["url": "\(url)", "error": "\(error)"])
             emit(.failed(url, error))
         }
-    }
-
-    private static func makeHTTPHooks(_ configuration: ImageDownloaderConfiguration, cookies: CookieJar) -> HTTPLoadHooks {
-        let storeCookies: (@Sendable (URL, [String]) -> Void)?
-        if configuration.cookiesEnabled {
-            storeCookies = { url, values in cookies.store(setCookies: values, from: url) }
-        } else {
-            storeCookies = nil
-        }
-        var hooks = HTTPLoadHooks(
-            defaultHeaders: DefaultRequestHeaders(configuration.headers),
-            maxBodySize: configuration.maxBodySize,
-            maxRedirects: configuration.maxRedirects,
-            resourceTimeout: configuration.resourceTimeout,
-            allowsInsecureRedirects: configuration.allowsInsecureRedirects,
-            redirectPolicy: configuration.redirectPolicy,
-            sameOriginHeaders: { url in
-                // Most downloaders hold no credentials and (so far) no cookies.
-                guard !configuration.credentials.isEmpty || (configuration.cookiesEnabled && !cookies.isEmpty) else { return [:] }
-                var headers: [String: String] = [:]
-                // Basic auth is the password in clear (base64): only over TLS unless opted in.
-                if configuration.allowsCredentialsOverHTTP || url.scheme?.lowercased() == "https",
-                   let credential = configuration.credentials[url.host?.lowercased() ?? ""] {
-                    headers["Authorization"] = credential.authorizationHeader
-                }
-                if configuration.cookiesEnabled, let cookie = cookies.header(for: url) { headers["Cookie"] = cookie }
-                return headers
-            },
-            didReceiveCookies: storeCookies)
-        hooks.proxy = configuration.proxy.httpSettings
-        hooks.retryPolicy = configuration.retryPolicy.map(\.httpPolicy)
-        return hooks
     }
 
     // MARK: Observers

@@ -14,7 +14,7 @@ package enum SharedWorkEvent<Value: Sendable>: Sendable {
     case value(Value)
 }
 
-/// One piece of work (download a URL, fetch its bytes for the pipeline, decode them, apply a
+/// One piece of work (download a URL, decode its bytes for the pipeline, apply a
 /// transform prefix, read a cache entry) that every caller asking for the same key joins
 /// instead of repeating.
 ///
