@@ -15,7 +15,12 @@ import WebImageHTTP
 /// is cancelled when its last caller leaves. Callers join with callback sinks
 /// (``SharedWorkSink/download(_:)`` and ``SharedWorkSink/download(progress:completion:)``), so
 /// events go from the connection's event loop straight to them, with no task or stream in
-/// between. This type keeps only the queue: which downloads wait, which run, in which slot.
+/// between; the manager's decode stages join with a stream of their own
+/// (``subscribe(_:priority:accepts:)``): the downloader is the one place a load's bytes are
+/// coalesced. This type keeps only the queue: which downloads wait, which run, in which slot.
+///
+/// A download may run through a custom ``ImageLoader`` (its ``PreparedDownload/transport``)
+/// instead of the loaders chosen by scheme: it then takes a slot like any network load.
 ///
 /// The queue lives in one lock-protected ``State``. Tasks are started or cancelled and user
 /// closures called only after the lock is released: starting a task can wake a thread with a
@@ -27,6 +32,7 @@ final class DownloadCoordinator: Sendable {
     struct Download {
         let request: ImageLoadRequest
         let usesSlot: Bool
+        let transport: (any ImageLoader)?
         /// The callers' shared work: it ends when the download does.
         let work: SharedWork<DownloadOutcome>
         var phase: Phase = .queued
@@ -117,18 +123,21 @@ final class DownloadCoordinator: Sendable {
         return DownloadToken(events: stream, url: url, waiter: waiter)
     }
 
-    /// Starts or joins the download of `original` for a caller whose events go to `sink`;
-    /// returns the URL after the request modifiers and the caller's place (`nil` for a request
-    /// refused before it starts, whose sink is finished at once).
-    private func enqueue(_ original: ImageLoadRequest, options: DownloadOptions,
-                         sink: SharedWorkSink<DownloadOutcome>) -> (URL, SharedWorkWaiter<DownloadOutcome>?) {
+    /// Shapes `original` as the downloader sends it: the downloader's request modifier, then
+    /// `modifier`, then the default timeouts; routes it by scheme. A request for a `transport`
+    /// is the custom loader's as its caller made it (only `modifier` applies) and always takes
+    /// a slot. Fails with the URL the request had when it was refused.
+    func prepare(_ original: ImageLoadRequest, modifier: DownloadRequestModifier?,
+                 transport: (any ImageLoader)? = nil) -> Result<PreparedDownload, RefusedDownload> {
         var request = original
-        for modifier in [configuration.requestModifier, options.requestModifier].compactMap({ $0 }) {
+        let modifiers = transport == nil ? [configuration.requestModifier, modifier] : [modifier]
+        for modifier in modifiers.compactMap({ $0 }) {
             guard let modified = modifier(request) else {
-                return (refuse(request.url, .rejected("request modifier vetoed \(request.url.absoluteString)"), sink: sink), nil)
+                return .failure(RefusedDownload(url: request.url, error: .rejected("request modifier vetoed \(request.url.absoluteString)")))
             }
             request = modified
         }
+        if let transport { return .success(PreparedDownload(request: request, usesSlot: true, transport: transport)) }
         if request.timeout == nil { request.timeout = configuration.timeout }
         if request.resourceTimeout == nil { request.resourceTimeout = configuration.resourceTimeout }
         let usesSlot: Bool
@@ -137,17 +146,46 @@ final class DownloadCoordinator: Sendable {
         case "file", "data": usesSlot = false
         case "local" where local != nil: usesSlot = false
         case "s3" where configuration.s3 != nil: usesSlot = true
-        default: return (refuse(request.url, .invalidURL(request.url.absoluteString), sink: sink), nil)
+        default: return .failure(RefusedDownload(url: request.url, error: .invalidURL(request.url.absoluteString)))
         }
+        return .success(PreparedDownload(request: request, usesSlot: usesSlot, transport: nil))
+    }
 
-        let (waiter, isNew) = works.join(key: DownloadKey(request), priority: request.priority, sink: sink) { work in
-            begin(work, request, usesSlot: usesSlot)
+    /// Starts or joins `download` for a caller that reads an event stream of its own (the
+    /// manager's decode stage). `accepts` screens the response for this caller alone: one it
+    /// refuses fails this caller with ``WebImageError/rejected(_:)``.
+    func subscribe(_ download: PreparedDownload, priority: LoadPriority,
+                   accepts: DownloadResponseModifier?) -> SharedWorkSubscription<DownloadOutcome> {
+        let (subscription, isNew) = works.subscribe(key: download.key, priority: priority, accepts: accepts) { work in
+            // Begun from a task, as the pipeline's former fetch stage began it: loads started together
+            // that are still finishing their cache queries join before the request goes out.
+            // A last caller leaving first stops it all the same (`onStop` runs when attached).
+            Task.detached(priority: work.priority.taskPriority) { [self] in begin(work, download) }
         }
-        if !isNew {
-            metrics.coalescedJoins.increment()
-            logger.trace("joined running download", metadata: ["url": "\(request.url)"])
+        if !isNew { joined(download.request.url) }
+        return subscription
+    }
+
+    /// Starts or joins the download of `original` for a caller whose events go to `sink`;
+    /// returns the URL after the request modifiers and the caller's place (`nil` for a request
+    /// refused before it starts, whose sink is finished at once).
+    private func enqueue(_ original: ImageLoadRequest, options: DownloadOptions,
+                         sink: SharedWorkSink<DownloadOutcome>) -> (URL, SharedWorkWaiter<DownloadOutcome>?) {
+        let download: PreparedDownload
+        switch prepare(original, modifier: options.requestModifier) {
+        case .success(let prepared): download = prepared
+        case .failure(let refused): return (refuse(refused.url, refused.error, sink: sink), nil)
         }
-        return (request.url, waiter)
+        let (waiter, isNew) = works.join(key: download.key, priority: download.request.priority, sink: sink) { work in
+            begin(work, download)
+        }
+        if !isNew { joined(download.request.url) }
+        return (download.request.url, waiter)
+    }
+
+    private func joined(_ url: URL) {
+        metrics.coalescedJoins.increment()
+        logger.trace("joined running download", metadata: ["url": "\(url)"])
     }
 
     /// Fails a caller whose request never started.
@@ -159,13 +197,14 @@ final class DownloadCoordinator: Sendable {
     }
 
     /// Queues a new download (or starts it, for file and data URLs) and ties it to its callers' work.
-    private func begin(_ work: SharedWork<DownloadOutcome>, _ request: ImageLoadRequest, usesSlot: Bool) {
+    private func begin(_ work: SharedWork<DownloadOutcome>, _ download: PreparedDownload) {
         var effects: Effects = []
+        let request = download.request
         let id = state.withLock { state -> Int in
             let id = state.nextDownloadID
             state.nextDownloadID += 1
-            state.downloads[id] = Download(request: request, usesSlot: usesSlot, work: work)
-            if usesSlot {
+            state.downloads[id] = Download(request: request, usesSlot: download.usesSlot, transport: download.transport, work: work)
+            if download.usesSlot {
                 state.queue.append(id, priority: request.priority)
                 pump(&state, effects: &effects)
             } else {
@@ -250,8 +289,16 @@ final class DownloadCoordinator: Sendable {
         guard let download = state.downloads[id] else { return }
         state.downloads[id]?.phase = .running
         state.downloads[id]?.startedAt = .now
-        let request = download.request, slot = download.task, work = download.work
-        effects.append { [self] in run(id, request, in: slot, work: work) }
+        let slot = download.task, work = download.work
+        if let transport = download.transport {
+            // The custom loader starts at the priority its callers have now, not when they queued.
+            var request = download.request
+            request.priority = work.priority
+            effects.append { [self, request] in run(id, request, through: transport, in: slot, work: work) }
+        } else {
+            let request = download.request
+            effects.append { [self] in run(id, request, in: slot, work: work) }
+        }
     }
 
     /// Forgets a download; cancels its task. Call with the lock held; `effects` run after unlocking.
@@ -305,6 +352,38 @@ final class DownloadCoordinator: Sendable {
         }
     }
 
+    /// Runs a download through a custom loader. Once running it has left the queue, so its
+    /// callers' priority changes go to the loader's handle from then on.
+    private func run(_ id: Int, _ request: ImageLoadRequest, through transport: any ImageLoader,
+                     in slot: DownloadTaskSlot, work: SharedWork<DownloadOutcome>) {
+        metrics.requests.increment()
+        emit(.started(request.url))
+        logger.debug("download started", metadata: ["url": "\(request.url)"])
+        let load = transport.start(request)
+        // The last priority the loader was told, so each change reaches it once.
+        let told = Locked(request.priority)
+        let follow: @Sendable (LoadPriority) -> Void = { priority in
+            let changed = told.withLock { told -> Bool in
+                guard told != priority else { return false }
+                told = priority
+                return true
+            }
+            if changed { load.setPriority(priority) }
+        }
+        work.onPriorityChange(follow)
+        // A change between the start and the handler.
+        follow(work.priority)
+        slot.start { [self] in
+            do {
+                for try await event in load.events { try handle(event, of: id, work: work, screened: false) }
+                // A custom loader's stream ends without a result only when its load was cancelled.
+                ended(id, .failure(.cancelled))
+            } catch {
+                ended(id, .failure(.fromLoading(error)))
+            }
+        }
+    }
+
     /// The loader is done: a success already completed the download with its final event.
     private func ended(_ id: Int, _ result: Result<Void, WebImageError>) {
         switch result {
@@ -317,10 +396,12 @@ final class DownloadCoordinator: Sendable {
     }
 
     /// Passes one loader event on to the download's callers; the final event completes it.
-    private func handle(_ event: ImageLoadEvent, of id: Int, work: SharedWork<DownloadOutcome>) throws {
+    /// `screened`: whether the downloader's response modifier sees the response (not for a
+    /// custom loader's loads, which are their callers' as they made them).
+    private func handle(_ event: ImageLoadEvent, of id: Int, work: SharedWork<DownloadOutcome>, screened: Bool = true) throws {
         switch event {
         case .response(let response):
-            if let modifier = configuration.responseModifier, !modifier(response) {
+            if screened, let modifier = configuration.responseModifier, !modifier(response) {
                 throw WebImageError.rejected("response modifier rejected \(response.url.absoluteString)")
             }
             // Callers' response modifiers run before anyone gets the response.
@@ -365,30 +446,6 @@ final class DownloadCoordinator: Sendable {
         }
     }
 
-    private static func makeHTTPHooks(_ configuration: ImageDownloaderConfiguration, cookies: CookieJar) -> HTTPLoadHooks {
-        let storeCookies: (@Sendable (URL, [String]) -> Void)?
-        if configuration.cookiesEnabled {
-            storeCookies = { url, values in cookies.store(setCookies: values, from: url) }
-        } else {
-            storeCookies = nil
-        }
-        return HTTPLoadHooks(
-            settings: configuration.http,
-            sameOriginHeaders: { url in
-                // Most downloaders hold no credentials and (so far) no cookies.
-                guard !configuration.credentials.isEmpty || (configuration.cookiesEnabled && !cookies.isEmpty) else { return [:] }
-                var headers: [String: String] = [:]
-                // Basic auth is the password in clear (base64): only over TLS unless opted in.
-                if configuration.allowsCredentialsOverHTTP || url.scheme?.lowercased() == "https",
-                   let credential = configuration.credentials[url.host?.lowercased() ?? ""] {
-                    headers["Authorization"] = credential.authorizationHeader
-                }
-                if configuration.cookiesEnabled, let cookie = cookies.header(for: url) { headers["Cookie"] = cookie }
-                return headers
-            },
-            didReceiveCookies: storeCookies)
-    }
-
     // MARK: Observers
 
     func events() -> AsyncStream<DownloaderEvent> {
@@ -412,18 +469,5 @@ final class DownloadCoordinator: Sendable {
     func shutdown() async throws {
         cancelAll()
         if ownsHTTPLoader { try await http.shutdown() }
-    }
-}
-
-/// What makes two requests the same download: the URL and everything that shapes the request.
-struct DownloadKey: Hashable, Sendable {
-    var url: String
-    var headers: [String]
-    var validators: CacheValidators?
-
-    init(_ request: ImageLoadRequest) {
-        url = request.url.absoluteString
-        headers = request.headers.map { "\($0.key.lowercased()):\($0.value)" }.sorted()
-        validators = request.validators
     }
 }

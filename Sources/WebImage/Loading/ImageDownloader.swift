@@ -10,6 +10,9 @@ import Foundation
 /// Routes by scheme: http/https go through ``HTTPImageLoader`` (queued, coalesced); file and data
 /// URLs go through ``FileImageLoader`` and ``DataURLLoader`` (coalesced but not queued: they take
 /// no slot and ignore ``suspend()``). As an ``ImageLoader`` it is the manager's default loader.
+/// It is where a manager's loads are coalesced: their decode stages join its downloads, with
+/// the same key as a direct ``download(_:options:)``, and a custom ``ImageLoader`` given to the
+/// manager (or a load's context) runs under the manager's downloader, in its queue.
 ///
 /// Requests coalesce when their URL, headers and validators match (after the request modifiers).
 /// Partial data is produced when the caller that started the download asked for it; callers who

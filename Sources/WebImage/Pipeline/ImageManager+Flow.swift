@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// One load from start to end: failed list → cache query → download gate → shared stages
-/// (fetch, decode, transforms) → store → result.
+/// (the downloader's download, decode, transforms) → store → result.
 extension ImageManager {
     func run(_ plan: LoadPlan, task: ImageTask) async throws -> ImageResult {
         if !plan.options.contains(.retryFailed), failedURLs.contains(plan.url) { throw WebImageError.blockedFailedURL }
@@ -29,7 +29,8 @@ extension ImageManager {
         }
         guard plan.loader.canLoad(plan.url) else { throw WebImageError.invalidURL(plan.url.absoluteString) }
 
-        let subscription = stages.image(for: plan, source: .network(validators: cached == nil ? nil : validators), priority: task.priority)
+        let download = try plan.download(validators: cached == nil ? nil : validators, priority: task.priority)
+        let subscription = stages.image(for: plan, source: .download(download, plan.downloader), priority: task.priority)
         let output = try await value(of: subscription, for: task)
         try checkCancelled(task)
 

@@ -14,7 +14,9 @@ import Foundation
 /// ```
 ///
 /// Loads of one URL share their work at every stage (see ``ImageLoadContext``): the download,
-/// the decode and every prefix of the transform chain. A URL that fails permanently (a 404,
+/// the decode and every prefix of the transform chain. The download is the downloader's: a
+/// load joins the same download as a direct ``ImageDownloader/download(_:options:)`` of the
+/// same request, and a custom ``loader`` runs under a downloader (its queue and coalescing). A URL that fails permanently (a 404,
 /// corrupt bytes) goes on the failed list and later loads fail at once with
 /// ``WebImageError/blockedFailedURL`` unless ``ImageLoadOptions/retryFailed`` is set; transient
 /// failures (timeouts, lost connections, cancellation) never do.
@@ -30,6 +32,10 @@ public final class ImageManager: Sendable {
     public let coders: ImageCodersManager
     /// Settings for every load.
     public let configuration: ImageManagerConfiguration
+    /// The downloader every load's bytes are queued and coalesced in: ``loader``, or one made
+    /// for a loader that is not a downloader, which then runs under it as its transport (as
+    /// does a context's custom loader).
+    let downloader: ImageDownloader
 
     let stages: PipelineStages
     let failedURLs = FailedURLList()
@@ -44,6 +50,7 @@ public final class ImageManager: Sendable {
         self.loader = loader
         self.coders = coders
         self.configuration = configuration
+        downloader = loader as? ImageDownloader ?? ImageDownloader()
         stages = PipelineStages(processingConcurrency: configuration.processingConcurrency)
     }
 

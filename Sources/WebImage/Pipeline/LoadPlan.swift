@@ -13,6 +13,11 @@ struct LoadPlan: Sendable {
     let priority: LoadPriority
     let cache: (any ImageCaching)?
     let loader: any ImageLoader
+    /// The downloader whose queue and coalescing the load's bytes go through: ``loader`` itself,
+    /// or the manager's (``ImageManager/downloader``) with ``loader`` as its transport.
+    let downloader: ImageDownloader
+    /// ``loader`` when it is not a downloader: the custom loader the download runs through.
+    let transport: (any ImageLoader)?
     let coders: ImageCodersManager
     /// The key of the original bytes on disk; `nil` when this load is not cached.
     let sourceKey: String?
@@ -36,7 +41,15 @@ struct LoadPlan: Sendable {
             self.priority = .normal
         }
         cache = context.cache ?? manager.cache
-        loader = context.loader ?? manager.loader
+        let loader = context.loader ?? manager.loader
+        self.loader = loader
+        if let own = loader as? ImageDownloader {
+            downloader = own
+            transport = nil
+        } else {
+            downloader = manager.downloader
+            transport = loader
+        }
         coders = context.coders ?? manager.coders
         var decodeOptions = DecodeOptions(maxPixelSize: context.maxPixelSize,
                                           firstFrameOnly: options.contains(.decodeFirstFrameOnly),
@@ -67,6 +80,21 @@ struct LoadPlan: Sendable {
         if decodeOptions.firstFrameOnly { key += "-firstFrame" }
         if !transformers.isEmpty { key = PipelineTransformer(transformers).cacheKey(for: key) }
         return key
+    }
+
+    /// The request for the load's bytes as the downloader sends it: the context's headers,
+    /// timeout and request modifier (which runs first, as the load's own), `validators` of a
+    /// stored copy, partial data for a progressive load.
+    /// - Throws: ``WebImageError/rejected(_:)`` when a request modifier vetoes it, or the error
+    ///   the downloader refuses it with.
+    func download(validators: CacheValidators?, priority: LoadPriority) throws -> PreparedDownload {
+        var request = ImageLoadRequest(url: url, headers: context.headers, priority: priority, timeout: context.timeout,
+                                       validators: validators, wantsPartialData: options.contains(.progressiveLoad))
+        if let modifier = context.requestModifier {
+            guard let modified = modifier(request) else { throw WebImageError.rejected("the request modifier vetoed \(url.absoluteString)") }
+            request = modified
+        }
+        return try downloader.coordinator.prepare(request, modifier: nil, transport: transport).mapError(\.error).get()
     }
 
     /// Whether the delivered image is the decoded original, stored under the source key.

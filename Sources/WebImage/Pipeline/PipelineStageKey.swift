@@ -7,8 +7,6 @@ import Foundation
 /// The key of one stage of the manager's graph (``PipelineStages``): loads whose keys are
 /// equal share the stage.
 enum PipelineStageKey: Hashable, Sendable {
-    /// Fetching a URL's bytes through a loader.
-    case fetch(FetchStageKey)
     /// Decoding a source's bytes (or adapting a cached image).
     case decode(DecodeStageKey)
     /// The first transforms of a chain, by identifier, applied to that decode's image:
@@ -16,30 +14,21 @@ enum PipelineStageKey: Hashable, Sendable {
     case transform(DecodeStageKey, prefix: [String])
 }
 
-/// What makes two fetches the same: the loader, the URL and everything that shapes the request.
-struct FetchStageKey: Hashable, Sendable {
-    var loader: InstanceIdentity
-    var url: String
-    /// `name=value`, sorted by name.
-    var headers: [String]
-    var validators: CacheValidators?
-    var progressive: Bool
-    var timeout: Duration?
-    /// Set for a load with its own request or response modifier: it shares with no one.
-    var exclusive: UUID?
-}
-
-/// What makes two decodes the same: the coders, the decode options and the source.
+/// What makes two decodes the same: the coders, the decode options, the source, and whether
+/// partial images are decoded as the bytes arrive.
 struct DecodeStageKey: Hashable, Sendable {
     /// Where the bytes come from.
     enum Source: Hashable, Sendable {
-        /// A fetch stage.
-        case fetch(FetchStageKey)
-        /// What `cache` held under `key`: its bytes, or (`memoryImage`) its decoded image.
+        /// The download `key` of the downloader `downloader`: the stage is that download's
+        /// caller. `exclusive` is set for a load that screens the response (a response
+        /// modifier): the stage is that load's alone, so a rejection fails no one else.
+        case download(downloader: ObjectIdentifier, key: DownloadKey, exclusive: UUID?)
+        /// What a cache held under `key`: its bytes, or (`memoryImage`) its decoded image.
         case cache(InstanceIdentity, key: String, memoryImage: Bool)
     }
 
     var coders: ObjectIdentifier
     var options: DecodeOptions
+    var progressive: Bool
     var source: Source
 }

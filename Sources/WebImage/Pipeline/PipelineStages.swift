@@ -4,12 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What the fetch stage produces: the bytes, or the server's word that the stored copy is current.
-enum FetchOutput: Sendable {
-    case data(Data, ImageLoadResponse)
-    case notModified(ImageLoadResponse)
-}
-
 /// What the decode and transform stages produce.
 enum ImageOutput: Sendable {
     /// An image decoded from fetched bytes (and transformed), with those bytes and their response.
@@ -38,8 +32,8 @@ enum ImageOutput: Sendable {
 
 /// Where the decode stage's input comes from.
 enum StageSource: Sendable {
-    /// The loader (the fetch stage), with these validators on the request.
-    case network(validators: CacheValidators?)
+    /// A download of `downloader`, which the decode stage joins as its caller.
+    case download(PreparedDownload, ImageDownloader)
     /// What `cache` held under `key`: its bytes, decoded here, or its memory image, made what a
     /// decode with the load's options makes.
     case cached(any ImageCaching, key: String, CachedContent)
@@ -55,11 +49,15 @@ enum CachedContent: Sendable {
 /// and treats the query as a miss.
 struct UndecodableCachedBytes: Error {}
 
-/// The loader side of the pipeline as a graph of shared stages: a source (fetch per URL and
-/// request shape, or what a cache held) → decode (per source and decode options) → one stage per
-/// transform prefix. Two loads whose keys (``PipelineStageKey``) match share a stage; `[resize]` and
-/// `[resize, roundCorners]` share the resize. A stage joins the stage it depends on when it is
-/// made, so a load that subscribed shares every stage of its chain that is running then.
+/// The loader side of the pipeline as a graph of shared stages: a source (a download of the
+/// downloader, or what a cache held) → decode (per source and decode options) → one stage per
+/// transform prefix. Two loads whose keys (``PipelineStageKey``) match share a stage; `[resize]`
+/// and `[resize, roundCorners]` share the resize. A stage joins the stage it depends on when it
+/// is made, so a load that subscribed shares every stage of its chain that is running then.
+///
+/// Bytes are coalesced once, by the downloader: a decode stage is a caller of the download
+/// (``DownloadCoordinator/subscribe(_:priority:accepts:)``), which a direct
+/// ``ImageDownloader/download(_:options:)`` of the same request joins too.
 ///
 /// Every decode (from the network or a cache's bytes) and every transform runs in
 /// ``processing``, the manager's own limit within the process's CPU budget (``WorkQueue/cpu``),
@@ -76,17 +74,25 @@ final class PipelineStages: Sendable {
     /// Subscribes to the stage `levels` transforms deep (by default the last one) of `plan`'s
     /// chain from `source`, starting or joining every stage before it.
     func image(for plan: LoadPlan, source: StageSource, levels: Int? = nil, priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
-        let sourceKey: DecodeStageKey.Source
-        switch source {
-        case .network(let validators):
-            sourceKey = .fetch(Self.fetchKey(plan, validators: validators))
-        case .cached(let cache, let key, let content):
-            let memoryImage = if case .image = content { true } else { false }
-            sourceKey = .cache(InstanceIdentity(of: cache), key: key, memoryImage: memoryImage)
-        }
-        let decodeKey = DecodeStageKey(coders: ObjectIdentifier(plan.coders), options: plan.decodeOptions, source: sourceKey)
         let level = min(max(0, levels ?? plan.transformers.count), plan.transformers.count)
-        return imageStage(plan, source: source, decodeKey: decodeKey, level: level, priority: priority)
+        return imageStage(plan, source: source, decodeKey: Self.decodeKey(plan, source: source), level: level, priority: priority)
+    }
+
+    /// The decode stage's key for `plan` from `source`.
+    static func decodeKey(_ plan: LoadPlan, source: StageSource) -> DecodeStageKey {
+        let key: DecodeStageKey.Source, progressive: Bool
+        switch source {
+        case .download(let download, let downloader):
+            // A load that screens the response decodes alone: its rejection is its own.
+            key = .download(downloader: ObjectIdentifier(downloader), key: download.key,
+                            exclusive: plan.context.responseModifier == nil ? nil : UUID())
+            progressive = plan.options.contains(.progressiveLoad)
+        case .cached(let cache, let cacheKey, let content):
+            let memoryImage = if case .image = content { true } else { false }
+            key = .cache(InstanceIdentity(of: cache), key: cacheKey, memoryImage: memoryImage)
+            progressive = false
+        }
+        return DecodeStageKey(coders: ObjectIdentifier(plan.coders), options: plan.decodeOptions, progressive: progressive, source: key)
     }
 
     /// Applies one transformer as SDWebImage does: animated images only with
@@ -118,7 +124,7 @@ final class PipelineStages: Sendable {
         let key: PipelineStageKey = level == 0 ? .decode(decodeKey)
             : .transform(decodeKey, prefix: plan.transformers.prefix(level).map(\.identifier))
         return pool.subscribe(key: key, priority: priority) { [self] (stage: SharedWork<ImageOutput>) in
-            if level == 0 { return decodeStage(plan, source: source, sourceKey: decodeKey.source, stage: stage) }
+            if level == 0 { return decodeStage(plan, source: source, stage: stage) }
             let upstream = imageStage(plan, source: source, decodeKey: decodeKey, level: level - 1, priority: stage.priority)
             let ticket = processing.makeTicket()
             stage.onPriorityChange { [processing] priority in
@@ -137,8 +143,8 @@ final class PipelineStages: Sendable {
         }
     }
 
-    /// Prepares a decode stage: joins its fetch (for a network source) and returns its body.
-    private func decodeStage(_ plan: LoadPlan, source: StageSource, sourceKey: DecodeStageKey.Source,
+    /// Prepares a decode stage: joins its download (for a download source) and returns its body.
+    private func decodeStage(_ plan: LoadPlan, source: StageSource,
                              stage: SharedWork<ImageOutput>) -> @Sendable (SharedWork<ImageOutput>) async throws -> ImageOutput {
         let ticket = processing.makeTicket()
         let coders = plan.coders, options = plan.decodeOptions
@@ -157,21 +163,18 @@ final class PipelineStages: Sendable {
                     }
                 })
             }
-        case .network(let validators):
-            // The decode key holds its fetch's key (made in `image(for:source:levels:priority:)`).
-            let fetchKey = if case .fetch(let key) = sourceKey { key } else { Self.fetchKey(plan, validators: validators) }
-            let fetch: SharedWorkSubscription<FetchOutput> = pool.subscribe(key: .fetch(fetchKey), priority: stage.priority) { stage in
-                try await Self.fetch(plan, validators: validators, stage: stage)
-            }
+        case .download(let download, let downloader):
+            // The stage is the download's caller: the downloader queues, coalesces and stops it.
+            let bytes = downloader.coordinator.subscribe(download, priority: stage.priority, accepts: plan.context.responseModifier)
             stage.onPriorityChange { [processing] priority in
-                fetch.setPriority(priority)
+                bytes.setPriority(priority)
                 processing.setPriority(priority, ticket: ticket)
             }
             return { [processing] stage in
                 let partials = plan.options.contains(.progressiveLoad) ? ProgressivePartials(plan: plan, processing: processing, stage: stage) : nil
-                let fetched: FetchOutput
+                let fetched: DownloadOutcome
                 do {
-                    fetched = try await fetch.value { event in
+                    fetched = try await bytes.value { event in
                         switch event {
                         case .progress(let received, let expected):
                             stage.send(.progress(received: received, expected: expected))
@@ -198,52 +201,5 @@ final class PipelineStages: Sendable {
                 }
             }
         }
-    }
-
-    private static func fetch(_ plan: LoadPlan, validators: CacheValidators?, stage: SharedWork<FetchOutput>) async throws -> FetchOutput {
-        var request = ImageLoadRequest(url: plan.url, headers: plan.context.headers, priority: stage.priority,
-                                       timeout: plan.context.timeout, validators: validators,
-                                       wantsPartialData: plan.options.contains(.progressiveLoad))
-        if let modifier = plan.context.requestModifier {
-            guard let modified = modifier(request) else {
-                throw WebImageError.rejected("the request modifier vetoed \(plan.url.absoluteString)")
-            }
-            request = modified
-        }
-        let handle = plan.loader.start(request)
-        stage.onPriorityChange { handle.setPriority($0) }
-        let events = handle.events
-        do {
-            for try await event in events {
-                switch event {
-                case .response(let response):
-                    if let accept = plan.context.responseModifier, !accept(response) {
-                        throw WebImageError.rejected("the response modifier rejected \(response.url.absoluteString)")
-                    }
-                case .progress(let received, let expected):
-                    stage.send(.progress(received: received, expected: expected))
-                case .partialData(let data):
-                    stage.send(.partialData(data))
-                case .completed(let data, let response):
-                    return .data(data, response)
-                case .notModified(let response):
-                    return .notModified(response)
-                }
-            }
-        } catch is CancellationError {
-            throw WebImageError.cancelled
-        }
-        // A loader stream ends without a result only when this stage was cancelled.
-        throw WebImageError.cancelled
-    }
-
-    /// Loads with the same key share one fetch: the loader, URL and everything that shapes the
-    /// request. A load with its own request or response modifier shares with no one.
-    static func fetchKey(_ plan: LoadPlan, validators: CacheValidators?) -> FetchStageKey {
-        let exclusive = plan.context.requestModifier != nil || plan.context.responseModifier != nil
-        return FetchStageKey(loader: InstanceIdentity(of: plan.loader), url: plan.url.absoluteString,
-                             headers: plan.context.headers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" },
-                             validators: validators, progressive: plan.options.contains(.progressiveLoad),
-                             timeout: plan.context.timeout, exclusive: exclusive ? UUID() : nil)
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 
 /// The partial images of one decode stage of a ``ImageLoadOptions/progressiveLoad`` load.
 ///
-/// The fetch offers each growing prefix of the data; a partial decode runs on the manager's
+/// The download offers each growing prefix of the data; a partial decode runs on the manager's
 /// processing queue when none is in flight and ``PartialDecodeThrottle`` allows, on the newest
 /// data (prefixes offered meanwhile are skipped: the incremental decoder reads every byte anyway).
 /// Every load that shares the stage gets the same partial images. ``finish()`` stops the partials

@@ -14,7 +14,7 @@ package enum SharedWorkEvent<Value: Sendable>: Sendable {
     case value(Value)
 }
 
-/// One piece of work (download a URL, fetch its bytes for the pipeline, decode them, apply a
+/// One piece of work (download a URL, decode its bytes for the pipeline, apply a
 /// transform prefix, read a cache entry) that every caller asking for the same key joins
 /// instead of repeating.
 ///
@@ -86,18 +86,10 @@ package final class SharedWork<Value: Sendable>: Sendable {
     }
 
     /// Adds a waiter with an event stream of its own, or returns `nil` when the work already ended.
-    func join(priority: LoadPriority) -> SharedWorkSubscription<Value>? {
+    /// `accepts` screens responses for this waiter alone (see ``SharedWorkSink/accepts``).
+    func join(priority: LoadPriority, accepts: (@Sendable (ImageLoadResponse) -> Bool)? = nil) -> SharedWorkSubscription<Value>? {
         let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream()
-        let sink = Sink(ordered: true, receive: { continuation.yield($0) }, finish: { result in
-            switch result {
-            case .success(let value):
-                continuation.yield(.value(value))
-                continuation.finish()
-            case .failure(let error):
-                continuation.finish(throwing: error)
-            }
-        })
-        guard let waiter = join(priority: priority, sink: sink) else { return nil }
+        guard let waiter = join(priority: priority, sink: .stream(continuation, accepts: accepts)) else { return nil }
         continuation.onTermination = { [weak self, id = waiter.id] _ in self?.leave(id) }
         return SharedWorkSubscription(events: stream, waiter: waiter)
     }

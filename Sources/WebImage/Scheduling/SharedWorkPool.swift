@@ -34,6 +34,16 @@ package final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
         return (waiter, isNew)
     }
 
+    /// Joins the running work for `key` with an event stream of its own, or makes a new one,
+    /// which `start` sets running (the work then ends itself with ``SharedWork/finish(_:)``).
+    /// `accepts` screens responses for this waiter alone; `isNew` tells whether `start` ran.
+    func subscribe<Value: Sendable>(key: Key, priority: LoadPriority, accepts: (@Sendable (ImageLoadResponse) -> Bool)?,
+                                    start: (SharedWork<Value>) -> Void) -> (subscription: SharedWorkSubscription<Value>, isNew: Bool) {
+        let (subscription, isNew) = enter(key: key, priority: priority,
+                                          join: { $0.join(priority: priority, accepts: accepts) }, start: start)
+        return (subscription, isNew)
+    }
+
     /// How many works are running.
     package var count: Int { works.withLock { $0.count } }
 

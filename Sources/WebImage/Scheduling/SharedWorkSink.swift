@@ -50,3 +50,20 @@ package struct SharedWorkWaiter<Value: Sendable>: Sendable {
     /// Leaves the work; the waiter's sink finishes with `error`.
     package func cancel(_ error: WebImageError = .cancelled) { work.leave(id, error: error) }
 }
+
+extension SharedWorkSink {
+    /// A waiter that reads an event stream of its own. Ordered: yields go to the stream under
+    /// the work's lock, so a late joiner gets its replay before anything newer.
+    static func stream(_ continuation: AsyncThrowingStream<SharedWorkEvent<Value>, any Error>.Continuation,
+                       accepts: (@Sendable (ImageLoadResponse) -> Bool)? = nil) -> Self {
+        Self(ordered: true, accepts: accepts, receive: { continuation.yield($0) }, finish: { result in
+            switch result {
+            case .success(let value):
+                continuation.yield(.value(value))
+                continuation.finish()
+            case .failure(let error):
+                continuation.finish(throwing: error)
+            }
+        })
+    }
+}
