@@ -157,9 +157,7 @@ public struct SourceGuard: Sendable {
     /// Whether an IPv6 address (16 bytes, network order) is public.
     static func isPublic(v6 b: [UInt8]) -> Bool {
         guard b.count == 16 else { return false }
-        func v4(at offset: Int) -> UInt32 {
-            UInt32(b[offset]) << 24 | UInt32(b[offset + 1]) << 16 | UInt32(b[offset + 2]) << 8 | UInt32(b[offset + 3])
-        }
+        func v4(at offset: Int) -> UInt32 { b.bigEndianUInt32(at: offset) ?? 0 }
         let firstTen = b[0..<10].allSatisfy { $0 == 0 }
         // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible, which includes :: and ::1).
         if firstTen, b[10] == 0xff, b[11] == 0xff { return isPublic(v4: v4(at: 12)) }

@@ -51,7 +51,8 @@ struct GIFAnimationSource: AnimationFrameSource {
         var keyFrames: [KeyFrames.Frame] = []
         var durations: [Double] = []
         try data.withUnsafeBytes { bytes throws in
-            func word(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+            // Every field read is inside a block the walker or the length check above bounded.
+            func word(_ offset: Int) -> Int { bytes.littleEndianUInt16(at: offset).map(Int.init) ?? 0 }
             let screenWidth = word(6), screenHeight = word(8), screenFlags = Int(bytes[10])
             let background = Int(bytes[11])
             let globalColors = screenFlags & 0x80 != 0 ? 1 << ((screenFlags & 0x07) + 1) : 0

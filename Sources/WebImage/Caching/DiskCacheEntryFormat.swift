@@ -30,10 +30,10 @@ enum DiskCacheEntryFormat {
     static func decode(_ file: Data) -> (data: Data, metadata: ImageCacheMetadata)? {
         guard file.count >= trailerSize else { return nil }
         let trailer = file.index(file.endIndex, offsetBy: -trailerSize)
-        guard file[(trailer + 16)...].elementsEqual(magic) else { return nil }
-        let jsonLength = Int(readLittleEndian(file, at: trailer, bytes: 4))
-        let checksum = UInt32(readLittleEndian(file, at: trailer + 4, bytes: 4))
-        let dataLength = readLittleEndian(file, at: trailer + 8, bytes: 8)
+        guard file[(trailer + 16)...].elementsEqual(magic),
+              let jsonLength = file.littleEndianUInt32(at: trailer).map(Int.init),
+              let checksum = file.littleEndianUInt32(at: trailer + 4),
+              let dataLength = file.littleEndianUInt64(at: trailer + 8) else { return nil }
         guard dataLength <= UInt64(file.count), Int(dataLength) + jsonLength + trailerSize == file.count else { return nil }
         let dataEnd = file.startIndex + Int(dataLength)
         let data = file[file.startIndex..<dataEnd]
@@ -63,8 +63,7 @@ enum DiskCacheEntryFormat {
         var offset = block.startIndex
         var fields: [String?] = []
         for _ in 0..<4 {
-            guard offset + 4 <= block.endIndex else { return nil }
-            let length = readLittleEndian(block, at: offset, bytes: 4)
+            guard let length = block.littleEndianUInt32(at: offset).map(UInt64.init) else { return nil }
             offset += 4
             if length == absent {
                 fields.append(nil)
@@ -74,19 +73,13 @@ enum DiskCacheEntryFormat {
             fields.append(String(decoding: block[offset..<(offset + Int(length))], as: UTF8.self))
             offset += Int(length)
         }
-        guard offset + 8 == block.endIndex else { return nil }
-        let date = Date(timeIntervalSince1970: Double(bitPattern: readLittleEndian(block, at: offset, bytes: 8)))
+        guard offset + 8 == block.endIndex, let stored = block.littleEndianUInt64(at: offset) else { return nil }
+        let date = Date(timeIntervalSince1970: Double(bitPattern: stored))
         return ImageCacheMetadata(originalURL: fields[0], contentType: fields[1], etag: fields[2],
                                   lastModified: fields[3], storedDate: date)
     }
 
     private static func appendLittleEndian(_ value: UInt64, bytes: Int, to data: inout Data) {
         for byte in 0..<bytes { data.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(byte)))) }
-    }
-
-    private static func readLittleEndian(_ data: Data, at offset: Int, bytes: Int) -> UInt64 {
-        var value: UInt64 = 0
-        for byte in 0..<bytes { value |= UInt64(data[offset + byte]) << (8 * UInt64(byte)) }
-        return value
     }
 }

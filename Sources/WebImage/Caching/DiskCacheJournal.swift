@@ -62,10 +62,7 @@ final class DiskCacheJournal: Sendable {
             var bytes = [UInt8](repeating: 0, count: 9)
             let count = pread(descriptor, &bytes, 9, 0)
             var total: Int?
-            if count == 8 {
-                let value = bytes[..<8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                if value <= UInt64(Int.max) { total = Int(value) }
-            }
+            if count == 8, let value = bytes.littleEndianUInt64(at: 0), value <= UInt64(Int.max) { total = Int(value) }
             let result = body(&total)
             if let total {
                 let value = UInt64(max(0, total))

@@ -55,9 +55,14 @@ struct APNGDecoder: AnimationFrameSource {
         }
         self.header = header
         guard let control = chunks.first(where: { $0.type == "acTL" }), control.body.count == 8 else { return nil }
-        loopCount = Int(uint32(at: control.body.lowerBound + 4))
-        canvasWidth = Int(uint32(at: header.body.lowerBound))
-        canvasHeight = Int(uint32(at: header.body.lowerBound + 4))
+        guard let loops = data.bigEndianUInt32(at: control.body.lowerBound + 4),
+              let width = data.bigEndianUInt32(at: header.body.lowerBound),
+              let height = data.bigEndianUInt32(at: header.body.lowerBound + 4) else {
+            throw WebImageError.corruptData("PNG: IHDR or acTL cut short")
+        }
+        loopCount = Int(loops)
+        canvasWidth = Int(width)
+        canvasHeight = Int(height)
         try options.checkFullSizeCanvas(width: canvasWidth, height: canvasHeight)
 
         // Group data chunks under the frame control that precedes them.
@@ -70,12 +75,16 @@ struct APNGDecoder: AnimationFrameSource {
             switch chunk.type {
             case "fcTL":
                 guard controls.count < framesWanted else { break scan }
-                guard chunk.body.count == 26 else { throw WebImageError.corruptData("APNG fcTL size") }
                 let b = chunk.body.lowerBound
-                let numerator = Double(uint16(at: b + 20)), denominator = Double(uint16(at: b + 22))
+                guard chunk.body.count == 26,
+                      let width = data.bigEndianUInt32(at: b + 4), let height = data.bigEndianUInt32(at: b + 8),
+                      let x = data.bigEndianUInt32(at: b + 12), let y = data.bigEndianUInt32(at: b + 16),
+                      let numerator = data.bigEndianUInt16(at: b + 20).map(Double.init),
+                      let denominator = data.bigEndianUInt16(at: b + 22).map(Double.init) else {
+                    throw WebImageError.corruptData("APNG fcTL size")
+                }
                 controls.append(FrameControl(
-                    width: Int(uint32(at: b + 4)), height: Int(uint32(at: b + 8)),
-                    x: Int(uint32(at: b + 12)), y: Int(uint32(at: b + 16)),
+                    width: Int(width), height: Int(height), x: Int(x), y: Int(y),
                     duration: numerator / (denominator == 0 ? 100 : denominator),
                     dispose: data[b + 24], blend: data[b + 25]))
             case "IDAT":
@@ -197,14 +206,6 @@ struct APNGDecoder: AnimationFrameSource {
             }
             throw WebImageError.truncatedData("PNG ends before IEND")
         }
-    }
-
-    private func uint32(at offset: Int) -> UInt32 {
-        UInt32(data[offset]) << 24 | UInt32(data[offset + 1]) << 16 | UInt32(data[offset + 2]) << 8 | UInt32(data[offset + 3])
-    }
-
-    private func uint16(at offset: Int) -> UInt16 {
-        UInt16(data[offset]) << 8 | UInt16(data[offset + 1])
     }
 }
 

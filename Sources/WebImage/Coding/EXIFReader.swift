@@ -71,20 +71,14 @@ package enum EXIFReader {
 
     private static func orientation(tiff: UnsafeRawBufferPointer) -> ImageOrientation? {
         guard tiff.count >= 8 else { return nil }
-        let littleEndian: Bool
+        let bigEndian: Bool
         switch (tiff[0], tiff[1]) {
-        case (0x49, 0x49): littleEndian = true
-        case (0x4D, 0x4D): littleEndian = false
+        case (0x49, 0x49): bigEndian = false
+        case (0x4D, 0x4D): bigEndian = true
         default: return nil
         }
-        func u16(_ at: Int) -> Int? {
-            guard at >= 0, at + 2 <= tiff.count else { return nil }
-            return littleEndian ? Int(tiff[at]) | Int(tiff[at + 1]) << 8 : Int(tiff[at]) << 8 | Int(tiff[at + 1])
-        }
-        func u32(_ at: Int) -> Int? {
-            guard let high = u16(littleEndian ? at + 2 : at), let low = u16(littleEndian ? at : at + 2) else { return nil }
-            return high << 16 | low
-        }
+        func u16(_ at: Int) -> Int? { tiff.uint16(at: at, bigEndian: bigEndian).map(Int.init) }
+        func u32(_ at: Int) -> Int? { tiff.uint32(at: at, bigEndian: bigEndian).map(Int.init) }
         guard u16(2) == 42, let ifd = u32(4), let count = u16(ifd) else { return nil }
         for index in 0..<min(count, 1024) {
             let entry = ifd + 2 + index * 12

@@ -28,17 +28,15 @@ enum HEIFItemProperties {
     static func boxes(in range: Range<Int>, of bytes: UnsafeRawBufferPointer) -> [(type: String, payload: Range<Int>)] {
         var found: [(type: String, payload: Range<Int>)] = []
         var offset = range.lowerBound
-        while offset <= range.upperBound - 8, found.count < 4096 {
-            let size32 = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+        while offset <= range.upperBound - 8, found.count < 4096, let size32 = bytes.bigEndianUInt32(at: offset).map(Int.init) {
             let type = String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self)
             var header = 8
             let size: Int
             switch size32 {
             case 0: size = range.upperBound - offset
             case 1:
-                guard offset <= range.upperBound - 16 else { return found }
-                let large = bytes[offset + 8..<offset + 16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                guard large <= UInt64(range.upperBound - offset) else { return found }
+                guard offset <= range.upperBound - 16, let large = bytes.bigEndianUInt64(at: offset + 8),
+                      large <= UInt64(range.upperBound - offset) else { return found }
                 size = Int(large)
                 header = 16
             default: size = size32

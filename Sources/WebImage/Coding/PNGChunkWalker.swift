@@ -35,8 +35,7 @@ struct PNGChunkWalker: Sequence, IteratorProtocol {
             isFinished = true
             return nil
         }
-        guard bytes.count - offset >= 8 else { return finish(truncated: true) }
-        let length = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+        guard bytes.count - offset >= 8, let length = bytes.bigEndianUInt32(at: offset).map(Int.init) else { return finish(truncated: true) }
         guard length <= Int(Int32.max) else { return finish(truncated: true) }
         let type = String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self)
         let bodyStart = offset + 8

@@ -147,10 +147,9 @@ package struct PNGCoder: ImageCoder {
     static func movingTransparencyAfterPalette(_ data: Data) -> Data? {
         var chunks: [(type: String, range: Range<Int>)] = []
         var offset = data.startIndex + 8
-        while offset + 12 <= data.endIndex {
-            let length = Int(data[offset]) << 24 | Int(data[offset + 1]) << 16 | Int(data[offset + 2]) << 8 | Int(data[offset + 3])
+        while offset + 12 <= data.endIndex, let length = data.bigEndianUInt32(at: offset).map(Int.init) {
             let end = offset + 12 + length
-            guard length >= 0, end <= data.endIndex else { return nil }
+            guard end <= data.endIndex else { return nil }
             chunks.append((String(decoding: data[(offset + 4)..<(offset + 8)], as: UTF8.self), offset..<end))
             offset = end
         }

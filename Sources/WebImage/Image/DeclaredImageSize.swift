@@ -20,7 +20,7 @@ extension FormatDetection {
             switch format {
             case .jpeg: size = Self.jpegSize(bytes)
             case .png: size = bytes.count >= 24 ? Self.pngSize(bytes) : nil
-            case .gif: size = bytes.count >= 10 ? (Self.littleEndian16(bytes, 6), Self.littleEndian16(bytes, 8)) : nil
+            case .gif: size = Self.sides(bytes.littleEndianUInt16(at: 6), bytes.littleEndianUInt16(at: 8))
             case .webp: size = Self.webPSize(bytes)
             default: size = nil
             }
@@ -39,7 +39,7 @@ extension FormatDetection {
             guard (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) else { continue }
             guard segment.payload.count >= 5 else { return nil }
             let sof = segment.payload.lowerBound
-            return (Int(bytes[sof + 3]) << 8 | Int(bytes[sof + 4]), Int(bytes[sof + 1]) << 8 | Int(bytes[sof + 2]))
+            return sides(bytes.bigEndianUInt16(at: sof + 3), bytes.bigEndianUInt16(at: sof + 1))
         }
         return nil
     }
@@ -49,18 +49,16 @@ extension FormatDetection {
         guard bytes.count >= 25 else { return nil }
         switch String(decoding: bytes[12..<16], as: UTF8.self) {
         case "VP8X":
-            guard bytes.count >= 30 else { return nil }
-            let width = Int(bytes[24]) | Int(bytes[25]) << 8 | Int(bytes[26]) << 16
-            let height = Int(bytes[27]) | Int(bytes[28]) << 8 | Int(bytes[29]) << 16
-            return (width + 1, height + 1)
+            guard let width = bytes.littleEndianUInt24(at: 24), let height = bytes.littleEndianUInt24(at: 27) else { return nil }
+            return (Int(width) + 1, Int(height) + 1)
         case "VP8L":
             // Signature byte 0x2F, then 14 bits of width − 1 and 14 bits of height − 1.
-            let bits = Int(bytes[21]) | Int(bytes[22]) << 8 | Int(bytes[23]) << 16 | Int(bytes[24]) << 24
+            guard let bits = bytes.littleEndianUInt32(at: 21).map(Int.init) else { return nil }
             return ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
         case "VP8 ":
             // The key frame's start code 9D 01 2A, then 14-bit width and height (2 bits of scale each).
             guard bytes.count >= 30, bytes[23] == 0x9D, bytes[24] == 0x01, bytes[25] == 0x2A else { return nil }
-            return (littleEndian16(bytes, 26) & 0x3FFF, littleEndian16(bytes, 28) & 0x3FFF)
+            return sides(bytes.littleEndianUInt16(at: 26).map { $0 & 0x3FFF }, bytes.littleEndianUInt16(at: 28).map { $0 & 0x3FFF })
         default:
             return nil
         }
@@ -70,14 +68,12 @@ extension FormatDetection {
     /// bit set is no size (PNG forbids it; libspng refuses the file).
     private static func pngSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
         guard bytes[16] & 0x80 == 0, bytes[20] & 0x80 == 0 else { return nil }
-        return (bigEndian32(bytes, 16), bigEndian32(bytes, 20))
+        return sides(bytes.bigEndianUInt32(at: 16), bytes.bigEndianUInt32(at: 20))
     }
 
-    private static func bigEndian32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
-        Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-    }
-
-    private static func littleEndian16(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
-        Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+    /// A width and height read from the header, or `nil` when either field was cut short.
+    private static func sides<Side: FixedWidthInteger & UnsignedInteger>(_ width: Side?, _ height: Side?) -> (width: Int, height: Int)? {
+        guard let width, let height, let w = Int(exactly: width), let h = Int(exactly: height) else { return nil }
+        return (w, h)
     }
 }

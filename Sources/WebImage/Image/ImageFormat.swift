@@ -105,14 +105,6 @@ package struct FormatDetection: Sendable, Hashable {
         }
     }
 
-    private static func bigEndian32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
-        Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-    }
-
-    private static func littleEndian32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int {
-        Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16 | Int(bytes[offset + 3]) << 24
-    }
-
     /// Walks PNG chunks until `IDAT`: an `acTL` before it makes the file an APNG.
     private static func pngHasAnimationControl(_ bytes: UnsafeRawBufferPointer) -> Bool {
         for chunk in PNGChunkWalker(bytes) {
@@ -139,7 +131,7 @@ package struct FormatDetection: Sendable, Hashable {
                 if type == "VP8L" { return (animated, true) }
                 if type == "VP8 " { return (animated, false) }
                 if type == "ANMF" { offset += 8 + 16; continue } // look inside the first frame
-                let size = littleEndian32(bytes, offset + 4)
+                guard let size = bytes.littleEndianUInt32(at: offset + 4).map(Int.init) else { break }
                 let (next, overflow) = offset.addingReportingOverflow(8 + size + (size & 1))
                 guard !overflow, next > offset else { break }
                 offset = next
@@ -151,7 +143,7 @@ package struct FormatDetection: Sendable, Hashable {
 
     /// AVIF or HEIC from the `ftyp` box's major and compatible brands.
     private static func isobmffFormat(_ bytes: UnsafeRawBufferPointer, majorBrand: String) -> ImageFormat {
-        let boxSize = min(bigEndian32(bytes, 0), bytes.count)
+        let boxSize = min(bytes.bigEndianUInt32(at: 0).map(Int.init) ?? 0, bytes.count)
         var brands = [majorBrand]
         var offset = 16
         while offset + 4 <= boxSize {

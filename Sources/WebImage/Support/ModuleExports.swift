@@ -1,7 +1,8 @@
-// The package's shared primitives (`Locked`, `trimmingSpacesAndTabs`, `PartialDataThrottle`, `SHA256`) live
-// in their own module so the HTTP stack can use them without depending on WebImage. Re-exported
-// so every file here, and the package's other modules that import WebImage, see them as before;
-// they are `package` declarations, so nothing reaches the public API.
+// The package's shared primitives (`Locked`, `trimmingSpacesAndTabs`, `PartialDataThrottle`, `SHA256`,
+// the big- and little-endian byte reader) live in their own module so the HTTP stack can use them
+// without depending on WebImage. Re-exported so every file here, and the package's other modules
+// that import WebImage, see them as before; they are `package` declarations, so nothing reaches
+// the public API.
 @_exported import WebImageSupport
 // The HTTP settings are declared once, in the HTTP stack (`HTTPClientSettings`, `ServerTrust`,
 // `HTTPProxySettings`, `HTTPRetryPolicy`...), and reached through WebImage's names

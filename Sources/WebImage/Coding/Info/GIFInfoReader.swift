@@ -24,7 +24,7 @@ enum GIFInfoReader {
                     }
                 case .image(let descriptor, _):
                     if frames == 0 {
-                        func word(_ at: Int) -> Int { Int(bytes[descriptor + at]) | Int(bytes[descriptor + at + 1]) << 8 }
+                        func word(_ at: Int) -> Int { bytes.littleEndianUInt16(at: descriptor + at).map(Int.init) ?? 0 }
                         firstImage = (word(1) + word(5), word(3) + word(7))
                     }
                     frames += 1

@@ -25,9 +25,8 @@ enum PNGInfoReader {
                 case "eXIf": exif = exif ?? chunk.body
                 case "acTL" where chunk.body.count == 8:
                     // Pillow's rule: 0 frames, or more than 2³¹, is no animation.
-                    let count = Int(bytes[chunk.body.lowerBound]) << 24 | Int(bytes[chunk.body.lowerBound + 1]) << 16
-                        | Int(bytes[chunk.body.lowerBound + 2]) << 8 | Int(bytes[chunk.body.lowerBound + 3])
-                    if (1...Int(Int32.max)).contains(count) { frames = count }
+                    if let count = bytes.bigEndianUInt32(at: chunk.body.lowerBound).map(Int.init),
+                       (1...Int(Int32.max)).contains(count) { frames = count }
                 default: break
                 }
             }

@@ -76,8 +76,7 @@ struct JPEGMarkerWalker: Sequence, IteratorProtocol {
                 if code == Marker.eoi { isFinished = true }
                 return Segment(marker: code, start: start, payload: offset..<offset, length: nil, isTruncated: false)
             }
-            guard offset + 2 <= bytes.count else { break }
-            let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+            guard let length = bytes.bigEndianUInt16(at: offset).map(Int.init) else { break }
             let payloadStart = offset + 2
             // `length` is at most 65535, so no sum here can overflow.
             let payloadEnd = Swift.max(payloadStart, offset + length)
