@@ -30,6 +30,27 @@ if [[ -z "${WEBIMAGE_BIN:-}" ]]; then
     WEBIMAGE_BIN="$ROOT/.build-static/release/webimage"
 fi
 
+# find_ahc: sets AHC_BIN for the scripts that also run AsyncHTTPClient (compare-download.sh,
+# compare-h2.sh; issue #30): AHC_BIN=path/to/AHCDownloadBench as given, or with AHC=1 the
+# release product of the Benchmarks package, built here (Benchmarks/.build). Neither: AHC_BIN
+# stays empty and the scripts run as before.
+find_ahc() {
+    if [[ -z "${AHC_BIN:-}" && "${AHC:-0}" == 1 ]]; then
+        (cd "$ROOT/Benchmarks" && swift build -c release --product AHCDownloadBench >&2)
+        AHC_BIN="$ROOT/Benchmarks/.build/release/AHCDownloadBench"
+    fi
+    AHC_BIN="${AHC_BIN:-}"
+    if [[ -n "$AHC_BIN" ]]; then
+        [[ -x "$AHC_BIN" ]] || { echo "AHC_BIN=$AHC_BIN is not an executable" >&2; exit 1; }
+        [[ -x /usr/bin/time ]] || { echo "/usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+    fi
+}
+
+# cpu_ms_per_image TIMEFILE FILES: user+sys of a `/usr/bin/time -f "%U %S"` file, in ms per image.
+cpu_ms_per_image() {
+    tail -1 "$1" | awk -v n="$2" '{printf "%.3f\n", 1000 * ($1 + $2) / n}'
+}
+
 start_nginx() {
     local nginx="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
     [[ -x "$nginx" ]] || { echo "nginx not found (apt-get install nginx)" >&2; return 1; }

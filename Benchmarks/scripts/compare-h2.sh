@@ -10,12 +10,19 @@
 # (user+sys, from /usr/bin/time) each of our runs spends per image.
 # Prints the best of each side over the rounds and the ratios the issue asks for:
 #   h1.1 / h2 wall >= 3, curl / h2 wall >= 1.0, h2 CPU per image / h1.1 CPU per image <= 1.3.
+# With AsyncHTTPClient (AHC_BIN or AHC=1; issue #30), each round then also runs AHCDownloadBench
+# (the Benchmarks package) over the link and, for CPU, straight to nginx: the ImageLoader over AHC
+# and ours (an HTTPImageLoader of its own) in the same harness (N workers awaiting loader
+# streams), HTTP/1.1 x6 and h2 x100, and ImageManager over the AHC loader (decoding, as
+# `webimage load --no-cache`), h1.1 and h2. Their lines follow; the lines above are unchanged.
 # Until `webimage load` has --http-version, the h2 runs are skipped with a "needs --http-version"
 # line and the HTTP/1.1 run uses the client's only protocol.
 #
 # Usage: Benchmarks/scripts/compare-h2.sh [--files N] [--rounds N]
 # Env:   WEBIMAGE_BIN=path/to/webimage (default: builds the release product of this package)
 #        DELAY_MS=25 (each way)   NGINX=nginx binary
+#        AHC_BIN=path/to/AHCDownloadBench, or AHC=1 to build it (cd Benchmarks && swift build -c release
+#        --product AHCDownloadBench): also run AsyncHTTPClient. Unset: the script as before.
 set -euo pipefail
 
 FILES=200
@@ -27,6 +34,7 @@ source "$(dirname "$0")/bench-fixture.sh"
 command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
 command -v openssl >/dev/null || { echo "openssl not found" >&2; exit 1; }
 curl --version | grep -q HTTP2 || { echo "this curl has no HTTP/2" >&2; exit 1; }
+find_ahc
 
 RELAY_PID=""
 cleanup_more() { [[ -n "$RELAY_PID" ]] && kill "$RELAY_PID" 2>/dev/null || true; }
@@ -129,6 +137,23 @@ cpu_of() {
         || { echo "webimage load $1 failed: $(tail -3 "$WORK/cpu.out")" >&2; return 1; }
     tail -1 "$WORK/time.out" | awk '{printf "%.3f\n", $1 + $2}'
 }
+# AHCDownloadBench on list $1, client $2 (ahc|ours), mode $3, HTTP version $4, concurrency $5, under
+# /usr/bin/time; prints "wall-seconds cpu-ms-per-image" (wall of the whole process, as ours above).
+ahc_run() {
+    local t0; t0=$(now)
+    /usr/bin/time -f "%U %S" -o "$WORK/ahc.time" "$AHC_BIN" --urls-file "$WORK/$1.urls" --client "$2" --mode "$3" \
+        --http-version "$4" --concurrency "$5" --ca-file "$WORK/cert.pem" > "$WORK/ahc.out" 2>&1 \
+        || { echo "AHCDownloadBench $2 $3 --http-version $4 failed: $(tail -3 "$WORK/ahc.out")" >&2; return 1; }
+    echo "$(python3 -c "print(f'{$(now)-$t0:.3f}')") $(cpu_ms_per_image "$WORK/ahc.time" "$FILES")"
+}
+# The AHC comparison's runs: name -> "client mode version concurrency".
+declare -A AHC_RUNS=(
+    [ours_loader_h1]="ours loader 1.1 $CONCURRENCY" [ahc_loader_h1]="ahc loader 1.1 $CONCURRENCY"
+    [ours_loader_h2]="ours loader 2 100" [ahc_loader_h2]="ahc loader 2 100"
+    [ahc_manager_h1]="ahc manager 1.1 $CONCURRENCY" [ahc_manager_h2]="ahc manager 2 100"
+)
+AHC_ORDER=(ours_loader_h1 ahc_loader_h1 ours_loader_h2 ahc_loader_h2 ahc_manager_h1 ahc_manager_h2)
+declare -A AHC_WALL=() AHC_CPU=()
 min() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
 
 echo "files=$FILES (~$SIZE bytes each) rounds=$ROUNDS delay=${DELAY_MS} ms each way, nginx $version (TLS, HTTP/2) on 127.0.0.1:$PORT, relay :$RELAY_PORT"
@@ -151,6 +176,17 @@ for round in $(seq 1 "$ROUNDS"); do
     else
         h1_cpu+=("$(cpu_of "" "$CONCURRENCY")")
     fi
+    if [[ -n "$AHC_BIN" ]]; then
+        line="         AHCDownloadBench over the link (wall s) / direct (CPU ms per image):"
+        for name in "${AHC_ORDER[@]}"; do
+            read -r client mode version n <<< "${AHC_RUNS[$name]}"
+            read -r w _ <<< "$(ahc_run slow "$client" "$mode" "$version" "$n")"
+            read -r _ c <<< "$(ahc_run direct "$client" "$mode" "$version" "$n")"
+            AHC_WALL[$name]="${AHC_WALL[$name]:-} $w"; AHC_CPU[$name]="${AHC_CPU[$name]:-} $c"
+            line="$line $name ${w}/${c}"
+        done
+        echo "$line"
+    fi
 done
 
 best_curl=$(min "${curl_t[@]}"); best_h1=$(min "${h1_t[@]}"); best_h1_cpu=$(min "${h1_cpu[@]}")
@@ -170,4 +206,21 @@ if [[ $HAS_VERSION == 1 ]]; then
 else
     echo "needs --http-version: the h2 ratios (>= 3x over HTTP/1.1, >= 1.0 against curl, CPU within 1.3x) wait for HTTP/2"
     echo "curl --http2 / ours HTTP/1.1 wall = $(python3 -c "print(f'{$best_curl/$best_h1:.2f}')") (for reference)"
+fi
+if [[ -n "$AHC_BIN" ]]; then
+    # Bests over the rounds. Our `webimage load` rows are the runs above (best_h1, best_h2, *_cpu).
+    best_of() { min ${1}; }
+    ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
+    for pair in "loader_h1:ImageLoader alone, HTTP/1.1 x$CONCURRENCY" "loader_h2:ImageLoader alone, h2 x100"; do
+        key="${pair%%:*}"; label="${pair#*:}"
+        ow=$(best_of "${AHC_WALL[ours_$key]}"); aw=$(best_of "${AHC_WALL[ahc_$key]}")
+        oc=$(best_of "${AHC_CPU[ours_$key]}"); ac=$(best_of "${AHC_CPU[ahc_$key]}")
+        echo "AsyncHTTPClient, $label: wall ours ${ow} s, AHC ${aw} s (AHC/ours $(ratio "$aw" "$ow")); CPU per image ours ${oc} ms, AHC ${ac} ms (AHC/ours $(ratio "$ac" "$oc"))"
+    done
+    h1c=$(per_image "$best_h1_cpu"); ac=$(best_of "${AHC_CPU[ahc_manager_h1]}"); aw=$(best_of "${AHC_WALL[ahc_manager_h1]}")
+    echo "AsyncHTTPClient, ImageManager (decode), HTTP/1.1 x$CONCURRENCY: wall ours load ${best_h1} s, AHC ${aw} s (AHC/ours $(ratio "$aw" "$best_h1")); CPU per image ours ${h1c} ms, AHC ${ac} ms (AHC/ours $(ratio "$ac" "$h1c"))"
+    if [[ $HAS_VERSION == 1 ]]; then
+        h2c=$(per_image "$best_h2_cpu"); ac=$(best_of "${AHC_CPU[ahc_manager_h2]}"); aw=$(best_of "${AHC_WALL[ahc_manager_h2]}")
+        echo "AsyncHTTPClient, ImageManager (decode), h2 x100: wall ours load ${best_h2} s, AHC ${aw} s (AHC/ours $(ratio "$aw" "$best_h2")); CPU per image ours ${h2c} ms, AHC ${ac} ms (AHC/ours $(ratio "$ac" "$h2c"))"
+    fi
 fi
