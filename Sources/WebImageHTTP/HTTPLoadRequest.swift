@@ -4,44 +4,64 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One request the HTTP stack runs (a `GET`, or an object store's `PUT`): the URL and what goes with it.
-package struct HTTPLoadRequest: Sendable {
-    /// Validators of a stored copy, sent as `If-None-Match` / `If-Modified-Since`.
-    package struct Validators: Sendable {
-        package var etag: String?
-        package var lastModified: String?
+/// What to load and how: a URL and what goes with it. The HTTP stack runs it (a `GET`, or an
+/// object store's `PUT`); WebImage names it `ImageLoadRequest`, the input of every loader, and
+/// its other loaders take file and data URLs in it too.
+public struct HTTPLoadRequest: Sendable {
+    /// How urgently a load should run, `veryLow` to `veryHigh`; higher priorities jump queues.
+    /// Over HTTP/2 it becomes the stream's weight. WebImage names it `LoadPriority`.
+    public enum Priority: Int, Sendable, Hashable, Comparable, CaseIterable {
+        case veryLow = -2, low = -1, normal = 0, high = 1, veryHigh = 2
 
-        package init(etag: String?, lastModified: String?) {
+        public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Validators of a stored copy, sent as `If-None-Match` / `If-Modified-Since` to revalidate
+    /// it. WebImage names them `CacheValidators`.
+    public struct Validators: Sendable, Hashable, Codable {
+        /// The `ETag` the server sent with the stored copy.
+        public var etag: String?
+        /// The `Last-Modified` the server sent with the stored copy.
+        public var lastModified: String?
+
+        public init(etag: String? = nil, lastModified: String? = nil) {
             self.etag = etag
             self.lastModified = lastModified
         }
+
+        /// Whether there is anything to revalidate with.
+        public var isEmpty: Bool { etag == nil && lastModified == nil }
     }
 
-    /// An http or https URL.
-    package var url: URL
-    /// Headers added to the defaults (these win); checked before anything is sent.
-    package var headers: [String: String]
-    /// The idle timeout; `nil` uses the session's.
-    package var timeout: Duration?
-    /// The whole load's deadline; `nil` uses the hooks' or the session's.
-    package var resourceTimeout: Duration?
-    /// Makes the request conditional: a 304 completes with ``HTTPLoadEvent/notModified(_:)``.
-    package var validators: Validators?
-    /// Deliver ``HTTPLoadEvent/partialData(_:)`` as the body grows.
-    package var wantsPartialData: Bool
-    /// How urgent the load is, -2 (lowest) to 2 (highest); over HTTP/2 it becomes the stream's weight.
-    package var priority: Int
+    /// The URL to load: http or https for the HTTP stack (WebImage's loaders also take file and data URLs).
+    public var url: URL
+    /// Extra request headers (added to the loader's defaults; these win). Checked before anything is sent.
+    public var headers: [String: String]
+    /// The priority among queued loads.
+    public var priority: Priority
+    /// Idle timeout: the load fails when no bytes arrive for this long; `nil` uses the loader's default.
+    /// It bounds opening a connection too. Zero or negative fails the load as an invalid request;
+    /// more than a year counts as a year.
+    public var timeout: Duration?
+    /// Total deadline: the load fails as timed out when it has not completed this long after it
+    /// started, redirects and slow drips included; `nil` uses the loader's default.
+    public var resourceTimeout: Duration?
+    /// Validators of a stored copy: a server answer of 304 completes with ``HTTPLoadEvent/notModified(_:)``.
+    public var validators: Validators?
+    /// Deliver ``HTTPLoadEvent/partialData(_:)`` as bytes arrive (for a consumer that reads the body as it grows).
+    public var wantsPartialData: Bool
     /// `GET` for loads; `PUT` (with ``body``) for the writes of an object store. A request other
     /// than `GET` is never redirected: a 3xx ends it with its status.
     package var method: HTTPRequestMethod = .get
     /// The request body, sent with `Content-Length`.
     package var body: Data?
 
-    package init(url: URL, headers: [String: String] = [:], timeout: Duration? = nil, resourceTimeout: Duration? = nil,
-                 validators: Validators? = nil, wantsPartialData: Bool = false, priority: Int = 0) {
-        self.priority = priority
+    public init(url: URL, headers: [String: String] = [:], priority: Priority = .normal,
+                timeout: Duration? = nil, resourceTimeout: Duration? = nil, validators: Validators? = nil,
+                wantsPartialData: Bool = false) {
         self.url = url
         self.headers = headers
+        self.priority = priority
         self.timeout = timeout
         self.resourceTimeout = resourceTimeout
         self.validators = validators
@@ -54,35 +74,44 @@ package enum HTTPRequestMethod: String, Sendable {
     case get = "GET", put = "PUT"
 }
 
-/// A response head as the HTTP stack reports it.
-package struct HTTPLoadResponse: Sendable {
-    /// The URL of the hop that answered (after redirects).
-    package var url: URL
-    package var statusCode: Int
-    /// By lowercased name; repeated fields joined with ", ".
-    package var headers: [String: String]
-    /// The `Content-Length`, if the server sent one.
-    package var expectedContentLength: Int64?
+/// What the server said about the data: a response head. WebImage names it `ImageLoadResponse`
+/// (its file and data loaders report one too, without a status).
+public struct HTTPLoadResponse: Sendable, Hashable {
+    /// The URL the data finally came from, after redirects.
+    public var url: URL
+    /// The HTTP status, or `nil` when the data did not come over HTTP (a file or data URL).
+    public var statusCode: Int?
+    /// Response headers, names lowercased; repeated fields joined with ", ".
+    public var headers: [String: String]
+    /// The announced body length (`Content-Length`), if any.
+    public var expectedContentLength: Int64?
 
-    package init(url: URL, statusCode: Int, headers: [String: String], expectedContentLength: Int64?) {
+    public init(url: URL, statusCode: Int? = nil, headers: [String: String] = [:], expectedContentLength: Int64? = nil) {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers
         self.expectedContentLength = expectedContentLength
     }
+
+    /// The `content-type` header.
+    public var mimeType: String? { headers["content-type"] }
+    /// Validators for revalidating this response later.
+    public var validators: HTTPLoadRequest.Validators {
+        HTTPLoadRequest.Validators(etag: headers["etag"], lastModified: headers["last-modified"])
+    }
 }
 
-/// One thing that happened during an HTTP load.
-package enum HTTPLoadEvent: Sendable {
-    /// The final response head of a 2xx answer.
+/// One thing that happened during a load. WebImage names it `ImageLoadEvent`.
+public enum HTTPLoadEvent: Sendable {
+    /// The response head arrived (the final one, of a 2xx answer).
     case response(HTTPLoadResponse)
-    /// Body bytes arrived: how many so far, of how many if known.
+    /// Bytes arrived: how many so far, of how many if known.
     case progress(received: Int64, expected: Int64?)
-    /// Every body byte so far (only when the request asked for partial data).
+    /// Every byte received so far (only when the request asked for partial data).
     case partialData(Data)
     /// The whole body: the last event of a successful load.
     case completed(Data, HTTPLoadResponse)
-    /// HTTP 304 to a conditional request: the last event of a revalidation.
+    /// The server confirmed the stored copy (HTTP 304): the last event of a revalidation.
     case notModified(HTTPLoadResponse)
 }
 

@@ -208,7 +208,7 @@ package final class HTTPTransfer: Sendable {
             if case .failure(let aborted) = lease { finish(.failure(aborted)) }
             return
         }
-        let leaseID = pool.lease(route, connectTimeout: limits.connect, priority: request.priority) { [self] result in
+        let leaseID = pool.lease(route, connectTimeout: limits.connect, priority: request.priority.rawValue) { [self] result in
             leased(result, head: head, body: body, exchange: exchange, url: url, hop: hop, attempt: attempt, limits: limits)
         }
         guard let leaseID else { return }

@@ -73,18 +73,14 @@ public final class HTTPImageLoader: ImageLoader {
         return stream
     }
 
-    /// A load of `request` that hands each event to `sink` as it happens, on the connection's
-    /// event loop; an error thrown by `sink` aborts the load with that error. The downloader uses
-    /// this directly, without a stream in between. Call ``HTTPImageTransfer/start(_:)`` to run it.
-    func makeTransfer(_ request: ImageLoadRequest, method: HTTPRequestMethod = .get, body: Data? = nil, hooks: HTTPLoadHooks,
+    /// A load of `request` (its method and body included: an object store's `PUT`) that hands each
+    /// event to `sink` as it happens, on the connection's event loop, as the HTTP stack reports it
+    /// (the same types, nothing converted); an error thrown by `sink` aborts the load with that
+    /// error. The downloader uses this directly, without a stream in between. Call
+    /// ``HTTPImageTransfer/start(_:)`` to run it.
+    func makeTransfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
                       sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) -> HTTPImageTransfer {
-        let validators = request.validators.map { HTTPLoadRequest.Validators(etag: $0.etag, lastModified: $0.lastModified) }
-        var http = HTTPLoadRequest(url: request.url, headers: request.headers, timeout: request.timeout,
-                                   resourceTimeout: request.resourceTimeout, validators: validators,
-                                   wantsPartialData: request.wantsPartialData, priority: request.priority.rawValue)
-        http.method = method
-        http.body = body
-        return HTTPImageTransfer(transfer: session.makeTransfer(http, hooks: hooks) { event in try sink(ImageLoadEvent(event)) })
+        HTTPImageTransfer(transfer: session.makeTransfer(request, hooks: hooks, sink: sink))
     }
 }
 
@@ -100,26 +96,6 @@ struct HTTPImageTransfer: Sendable {
     /// Ends the load with ``WebImageError/cancelled``; safe from any thread, more than once.
     func cancel() {
         transfer.cancel()
-    }
-}
-
-extension ImageLoadEvent {
-    /// The HTTP stack's event as a loader event.
-    init(_ event: HTTPLoadEvent) {
-        switch event {
-        case .response(let response): self = .response(ImageLoadResponse(response))
-        case .progress(let received, let expected): self = .progress(received: received, expected: expected)
-        case .partialData(let data): self = .partialData(data)
-        case .completed(let data, let response): self = .completed(data, ImageLoadResponse(response))
-        case .notModified(let response): self = .notModified(ImageLoadResponse(response))
-        }
-    }
-}
-
-extension ImageLoadResponse {
-    init(_ response: HTTPLoadResponse) {
-        self.init(url: response.url, statusCode: response.statusCode, headers: response.headers,
-                  expectedContentLength: response.expectedContentLength)
     }
 }
 

@@ -19,8 +19,10 @@ extension ImageDownloader {
             guard let s3 = configuration.s3 else { throw .invalidURL(url.absoluteString) }
             request = try s3.signed(request, method: "PUT", payloadHash: SHA256.hex(of: body), signing: headers)
         }
+        request.method = .put
+        request.body = body
         let response = Locked<ImageLoadResponse?>(nil)
-        let transfer = coordinator.http.makeTransfer(request, method: .put, body: body, hooks: coordinator.httpHooks) { event in
+        let transfer = coordinator.http.makeTransfer(request, hooks: coordinator.httpHooks) { event in
             if case .completed(_, let answer) = event { response.withLock { $0 = answer } }
         }
         let result = await withTaskCancellationHandler {

@@ -3,102 +3,36 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImageHTTP
 
-/// How urgently a load should run. Higher priorities jump queues.
-public enum LoadPriority: Int, Sendable, Hashable, Comparable, CaseIterable {
-    case veryLow = -2, low = -1, normal = 0, high = 1, veryHigh = 2
+// The request, its response and events, its priority and validators are declared once, in the
+// HTTP stack (WebImageHTTP, re-exported): the http(s) loader hands them to it and its events to
+// the callers as they are, with no conversion per event. These are their names here.
 
-    public static func < (lhs: LoadPriority, rhs: LoadPriority) -> Bool { lhs.rawValue < rhs.rawValue }
-}
+/// How urgently a load should run: `veryLow` (-2) to `veryHigh` (2). Higher priorities jump
+/// queues; over HTTP/2 a load's priority becomes its stream's weight (see ``WebImageHTTP/HTTPLoadRequest/Priority``).
+public typealias LoadPriority = HTTPLoadRequest.Priority
 
-/// Validators of a stored copy, sent as `If-None-Match` / `If-Modified-Since` to revalidate it.
-public struct CacheValidators: Sendable, Hashable, Codable {
-    /// The `ETag` the server sent with the stored copy.
-    public var etag: String?
-    /// The `Last-Modified` the server sent with the stored copy.
-    public var lastModified: String?
+/// Validators of a stored copy (`etag`, `lastModified`), sent as `If-None-Match` /
+/// `If-Modified-Since` to revalidate it (see ``WebImageHTTP/HTTPLoadRequest/Validators``).
+public typealias CacheValidators = HTTPLoadRequest.Validators
 
-    public init(etag: String? = nil, lastModified: String? = nil) {
-        self.etag = etag
-        self.lastModified = lastModified
-    }
+/// What to load and how: the input of an ``ImageLoader``. The URL is http, https, file or data;
+/// a zero or negative `timeout` fails the load with ``WebImageError/invalidRequest(_:)``, a passed
+/// `resourceTimeout` with ``WebImageError/timedOut``; `validators` make a 304 complete with
+/// `ImageLoadEvent.notModified(_:)`; `wantsPartialData` delivers `ImageLoadEvent.partialData(_:)`
+/// as bytes arrive (for progressive decoding). See ``WebImageHTTP/HTTPLoadRequest``.
+public typealias ImageLoadRequest = HTTPLoadRequest
 
-    /// Whether there is anything to revalidate with.
-    public var isEmpty: Bool { etag == nil && lastModified == nil }
-}
+/// What the server (or file system) said about the data: the final URL, the HTTP status (`nil`
+/// for file and data URLs), the headers (names lowercased), the announced length, and from them
+/// `mimeType` and `validators` (see ``WebImageHTTP/HTTPLoadResponse``).
+public typealias ImageLoadResponse = HTTPLoadResponse
 
-/// What to load and how: the input of an ``ImageLoader``.
-public struct ImageLoadRequest: Sendable {
-    /// The URL to load (http, https, file or data).
-    public var url: URL
-    /// Extra request headers (added to the loader's defaults; these win).
-    public var headers: [String: String]
-    /// The priority among queued loads.
-    public var priority: LoadPriority
-    /// Idle timeout: the load fails when no bytes arrive for this long; `nil` uses the loader's default.
-    /// It bounds opening a connection too. Zero or negative fails the load with
-    /// ``WebImageError/invalidRequest(_:)``; more than a year counts as a year.
-    public var timeout: Duration?
-    /// Total deadline: the load fails with ``WebImageError/timedOut`` when it has not completed
-    /// this long after it started, redirects and slow drips included; `nil` uses the loader's default.
-    public var resourceTimeout: Duration?
-    /// Validators of a stored copy: a server answer of 304 completes with ``ImageLoadEvent/notModified(_:)``.
-    public var validators: CacheValidators?
-    /// Deliver ``ImageLoadEvent/partialData(_:)`` as bytes arrive (for progressive decoding).
-    public var wantsPartialData: Bool
-
-    public init(url: URL, headers: [String: String] = [:], priority: LoadPriority = .normal,
-                timeout: Duration? = nil, resourceTimeout: Duration? = nil, validators: CacheValidators? = nil,
-                wantsPartialData: Bool = false) {
-        self.url = url
-        self.headers = headers
-        self.priority = priority
-        self.timeout = timeout
-        self.resourceTimeout = resourceTimeout
-        self.validators = validators
-        self.wantsPartialData = wantsPartialData
-    }
-}
-
-/// What the server (or file system) said about the data.
-public struct ImageLoadResponse: Sendable, Hashable {
-    /// The URL the data finally came from, after redirects.
-    public var url: URL
-    /// The HTTP status, or `nil` for file and data URLs.
-    public var statusCode: Int?
-    /// Response headers, names lowercased.
-    public var headers: [String: String]
-    /// The announced body length, if any.
-    public var expectedContentLength: Int64?
-
-    public init(url: URL, statusCode: Int? = nil, headers: [String: String] = [:], expectedContentLength: Int64? = nil) {
-        self.url = url
-        self.statusCode = statusCode
-        self.headers = headers
-        self.expectedContentLength = expectedContentLength
-    }
-
-    /// The `content-type` header.
-    public var mimeType: String? { headers["content-type"] }
-    /// Validators for revalidating this response later.
-    public var validators: CacheValidators {
-        CacheValidators(etag: headers["etag"], lastModified: headers["last-modified"])
-    }
-}
-
-/// One thing that happened during a load.
-public enum ImageLoadEvent: Sendable {
-    /// The response head arrived.
-    case response(ImageLoadResponse)
-    /// Bytes arrived: how many so far, of how many if known.
-    case progress(received: Int64, expected: Int64?)
-    /// Every byte received so far (only when the request asked for partial data).
-    case partialData(Data)
-    /// The whole body: the last event of a successful load.
-    case completed(Data, ImageLoadResponse)
-    /// The server confirmed the stored copy (HTTP 304): the last event of a revalidation.
-    case notModified(ImageLoadResponse)
-}
+/// One thing that happened during a load: `response`, `progress(received:expected:)`,
+/// `partialData` (when asked for), then `completed(_:_:)` or, for a revalidation the server
+/// confirmed (HTTP 304), `notModified(_:)` (see ``WebImageHTTP/HTTPLoadEvent``).
+public typealias ImageLoadEvent = HTTPLoadEvent
 
 /// Loads the bytes behind a URL: the network stage of the pipeline.
 ///

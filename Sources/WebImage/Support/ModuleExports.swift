@@ -6,6 +6,9 @@
 @_exported import WebImageSupport
 // The HTTP settings are declared once, in the HTTP stack (`HTTPClientSettings`, `ServerTrust`,
 // `HTTPProxySettings`, `HTTPRetryPolicy`...), and reached through WebImage's names
-// (`HTTPImageLoader.Configuration`, `ImageDownloaderConfiguration`, `ImageDownloader.ServerTrust`...):
-// re-exported so a user of WebImage can name them without importing a second module.
+// (`HTTPImageLoader.Configuration`, `ImageDownloaderConfiguration`, `ImageDownloader.ServerTrust`...).
+// So are a load's request, response and events (`HTTPLoadRequest`, `HTTPLoadResponse`,
+// `HTTPLoadEvent`), WebImage's `ImageLoadRequest`, `ImageLoadResponse`, `ImageLoadEvent`,
+// `LoadPriority` and `CacheValidators`. Re-exported so a user of WebImage can name them without
+// importing a second module.
 @_exported import WebImageHTTP
