@@ -88,8 +88,9 @@ final class Count: Sendable {
     let value = Atomic(0)
 }
 
-/// N workers awaiting one loader stream after another (bench-download's `loaderOnly`).
-func throughLoader(_ urls: [URL], loader: any ImageLoader, workers: Int) async -> (Int, Int) {
+/// `workers` tasks taking the next of `count` indices until none is left; `load` gives the body's
+/// size, or nil for a failure. Returns the bytes and the failures.
+func withWorkers(_ count: Int, workers: Int, _ load: @escaping @Sendable (Int) async -> Int?) async -> (Int, Int) {
     let next = WorkIndex()
     return await withTaskGroup(of: (Int, Int).self) { group in
         for _ in 0..<workers {
@@ -97,18 +98,25 @@ func throughLoader(_ urls: [URL], loader: any ImageLoader, workers: Int) async -
                 var (bytes, failures) = (0, 0)
                 while true {
                     let index = next.take()
-                    guard index < urls.count else { return (bytes, failures) }
-                    var ok = false
-                    do {
-                        for try await event in loader.load(ImageLoadRequest(url: urls[index])) {
-                            if case .completed(let data, _) = event { bytes += data.count; ok = true }
-                        }
-                    } catch {}
-                    if !ok { failures += 1 }
+                    guard index < count else { return (bytes, failures) }
+                    if let size = await load(index) { bytes += size } else { failures += 1 }
                 }
             }
         }
         return await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+    }
+}
+
+/// N workers awaiting one loader stream after another (bench-download's `loaderOnly`).
+func throughLoader(_ urls: [URL], loader: any ImageLoader, workers: Int) async -> (Int, Int) {
+    await withWorkers(urls.count, workers: workers) { index in
+        var size: Int?
+        do {
+            for try await event in loader.load(ImageLoadRequest(url: urls[index])) {
+                if case .completed(let data, _) = event { size = data.count }
+            }
+        } catch {}
+        return size
     }
 }
 
@@ -170,24 +178,8 @@ func throughManager(_ urls: [URL], loader: any ImageLoader, workers: Int) async 
     var context = ImageLoadContext()
     context.cacheKeyFilter = { _ in nil }
     let shared = context
-    let next = WorkIndex()
-    return await withTaskGroup(of: (Int, Int).self) { group in
-        for _ in 0..<workers {
-            group.addTask {
-                var (bytes, failures) = (0, 0)
-                while true {
-                    let index = next.take()
-                    guard index < urls.count else { return (bytes, failures) }
-                    do {
-                        let result = try await manager.loadImage(with: urls[index], context: shared)
-                        bytes += result.data?.count ?? 0
-                    } catch {
-                        failures += 1
-                    }
-                }
-            }
-        }
-        return await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+    return await withWorkers(urls.count, workers: workers) { index in
+        try? await manager.loadImage(with: urls[index], context: shared).data?.count ?? 0
     }
 }
 
