@@ -13,7 +13,8 @@
 #
 # Usage: Benchmarks/scripts/compare-serve.sh [--rounds N]
 # Env:   DURATION=20s (each wrk run)  WEBIMAGE_BIN=path/to/webimage (default: builds it)
-#        SERVE_ARGS="..." extra `webimage serve` flags (e.g. --cache-dir DIR)
+#        DISK=1 (serve with --cache-dir, a new directory per start)
+#        SERVE_ARGS="..." extra `webimage serve` flags
 #        THUMBOR_VENV=dir (default .build/thumbor-venv; made with pip when missing)
 set -euo pipefail
 
@@ -116,16 +117,20 @@ nginx -c "$WORK/filter/nginx.conf" -p "$WORK/filter" -e "$WORK/filter/logs/error
 pids+=($!)
 
 # webimage serve, allowed to fetch from the origin, with its memory caches only: thumbor runs
-# with no storage and no result storage, so neither side writes a file per request. (With
-# --cache-dir each distinct source and output is also written to disk: on this VM's ext4 the
-# inode allocation for a new file per request cost 13-17% of the CPU at 1 MP.) SERVE_ARGS adds
-# flags, e.g. SERVE_ARGS="--cache-dir /tmp/c" to measure with the disk tier.
+# with no storage and no result storage, so neither side writes a file per request. DISK=1 adds
+# the disk tier (`--cache-dir`), a new directory per `serve` start, so no file left by an earlier
+# run is found and none deleted lately is near: this VM's root ext4 has no journal, and such a
+# file system skips inodes freed in the last 60-300 s when it allocates one, at a cost per inode
+# skipped (6,000 file creations took 0.31 s in a new directory and 1.7-2.0 s right after the
+# same directory's files were removed). SERVE_ARGS adds any other flags.
 serve_instance=0
 start_serve() {
     serve_instance=$((serve_instance + 1))
     SERVE_PORT=$(free_port)
     # shellcheck disable=SC2086
-    "$WEBIMAGE_BIN" serve --host 127.0.0.1 --port "$SERVE_PORT" --allow-private-source "$ORIGIN" ${SERVE_ARGS:-} \
+    local disk=()
+    if [[ "${DISK:-0}" == 1 ]]; then disk=(--cache-dir "$WORK/cache-$serve_instance"); fi
+    "$WEBIMAGE_BIN" serve --host 127.0.0.1 --port "$SERVE_PORT" --allow-private-source "$ORIGIN" "${disk[@]}" ${SERVE_ARGS:-} \
         "$@" > "$WORK/serve-$serve_instance.log" 2>&1 &
     SERVE_PID=$!
     pids+=("$SERVE_PID")

@@ -200,9 +200,9 @@ public struct ImageParameters: Sendable, Hashable {
     static func pairs(of query: String) -> [(String, String)] {
         query.split(separator: "&", omittingEmptySubsequences: true).map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
-            let raw = parts.count > 1 ? String(parts[1]) : ""
-            return (name, raw.removingPercentEncoding ?? raw)
+            let name = Hex.percentDecodedString(parts[0]) ?? String(parts[0])
+            let raw = parts.count > 1 ? parts[1] : ""
+            return (name, Hex.percentDecodedString(raw) ?? String(raw))
         }
     }
 

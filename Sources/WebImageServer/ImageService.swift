@@ -229,8 +229,8 @@ final class ImageService: Sendable {
                                       isCancelled: { cancelled.withLock { $0 } })
             image = try await withTaskCancellationHandler {
                 try await WorkQueue.cpu.perform(ticket: WorkQueue.cpu.makeTicket(), priority: .normal) {
-                    [validators = source.validators, data = source.data] in
-                    try renderer.render(data, sourceValidators: validators, parameters: parameters, choice: choice, stages: stages)
+                    [source] in
+                    try renderer.render(source.data, sourceValidators: source.validators, parameters: parameters, choice: choice, stages: stages)
                 }
             } onCancel: {
                 cancelled.withLock { $0 = true }

@@ -29,7 +29,7 @@ public struct RequestSignature: Sendable {
         query.split(separator: "&", omittingEmptySubsequences: true)
             .filter { item in
                 let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
-                return (String(name).removingPercentEncoding ?? String(name)) != "sig"
+                return (Hex.percentDecodedString(name) ?? String(name)) != "sig"
             }
             .joined(separator: "&")
     }

@@ -15,18 +15,37 @@ struct SourceImage: Sendable {
     /// The response's validators and type, as the disk cache stores them.
     let metadata: ImageCacheMetadata
     /// The source's identity for the outputs' ETag: its strong ETag, else its Last-Modified with
-    /// its length, else a hash of its bytes.
-    let validators: String
+    /// its length, else a hash of its bytes. The hash is made on first use, which is a render's,
+    /// on a thread of the CPU budget rather than a cooperative one,
+    /// and once for every variant rendered from this copy.
+    var validators: String { identity.value(hashing: data) }
+    private let identity: Identity
 
     init(data: Data, metadata: ImageCacheMetadata) {
         self.data = data
         self.metadata = metadata
         if let etag = metadata.etag, !etag.hasPrefix("W/") {
-            validators = "etag:" + etag
+            identity = Identity("etag:" + etag)
         } else if let modified = metadata.lastModified {
-            validators = "modified:" + modified + ",length:\(data.count)"
+            identity = Identity("modified:" + modified + ",length:\(data.count)")
         } else {
-            validators = "sha256:" + SHA256.hex(of: data)
+            identity = Identity(nil)
+        }
+    }
+
+    /// The validators, or the hash once it is made (the lock makes the one write safe to share).
+    private final class Identity: Sendable {
+        private let known: Locked<String?>
+
+        init(_ validators: String?) { known = Locked(validators) }
+
+        func value(hashing data: Data) -> String {
+            known.withLock { known in
+                if let known { return known }
+                let hashed = "sha256:" + SHA256.hex(of: data)
+                known = hashed
+                return hashed
+            }
         }
     }
 

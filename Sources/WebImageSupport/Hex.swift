@@ -21,4 +21,31 @@ package enum Hex {
         default: nil
         }
     }
+
+    /// The bytes `text` percent-encodes (`%` and two hex digits for a byte, every other byte as
+    /// itself; `+` stays `+`), or `nil` for a `%` not followed by two hex digits. The one
+    /// percent-decoder: data URLs, `local:` and S3 paths, the service's query.
+    package static func percentDecoded<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            guard byte == UInt8(ascii: "%") else {
+                out.append(byte)
+                continue
+            }
+            guard let high = bytes.next().flatMap(digitValue), let low = bytes.next().flatMap(digitValue) else { return nil }
+            out.append(high << 4 | low)
+        }
+        return out
+    }
+
+    /// ``percentDecoded(_:)`` as text, or `nil` when it is malformed or not UTF-8 (as
+    /// Foundation's `removingPercentEncoding`, without its round trip through `CFString`).
+    package static func percentDecodedString<Text: StringProtocol>(_ text: Text) -> String? {
+        guard !text.utf8.contains(UInt8(ascii: "%")) else {
+            return percentDecoded(text).flatMap { String(validating: $0, as: UTF8.self) }
+        }
+        return String(text)
+    }
 }

@@ -61,23 +61,7 @@ package struct DataURLLoader: ImageLoader {
     /// The bytes `string` percent-encodes (data URLs, `local:` paths).
     /// - Throws: ``WebImageError/corruptData(_:)`` for a `%` not followed by two hex digits.
     package static func percentDecodedBytes(_ string: String) throws -> Data {
-        var out = Data()
-        let bytes = Array(string.utf8)
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.count,
-                      let high = Hex.digitValue(bytes[index + 1]), let low = Hex.digitValue(bytes[index + 2]) else {
-                    throw WebImageError.corruptData("bad percent-encoding in data URL")
-                }
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(byte)
-                index += 1
-            }
-        }
-        return out
+        guard let bytes = Hex.percentDecoded(string) else { throw WebImageError.corruptData("bad percent-encoding in data URL") }
+        return Data(bytes)
     }
 }

@@ -53,7 +53,7 @@ package struct FileImageLoader: ImageLoader {
                              continuation: AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation) throws {
         let size = try file.size()
         if size > maxBodySize { throw WebImageError.tooLarge("file of \(size) bytes exceeds \(maxBodySize)") }
-        var headers = ["content-length": String(size)]
+        var headers = ["content-length": String(size), "etag": try file.entityTag()]
         if let type = Self.mimeType(forExtension: url.pathExtension) { headers["content-type"] = type }
         let response = ImageLoadResponse(url: url, statusCode: nil, headers: headers, expectedContentLength: size)
         continuation.yield(.response(response))

@@ -34,6 +34,22 @@ final class OpenFile {
         return Int64(info.st_size)
     }
 
+    /// A strong entity tag for the file's contents now, from its status alone: inode, size and
+    /// modification time to the nanosecond, so a file replaced (another inode) or rewritten (another
+    /// time or size) gets another tag without being read. (The service keyed validator-less sources
+    /// by a SHA-256 of their bytes: 0.67 ms of a 1 MP JPEG's 5.7 ms per request, issue #30.)
+    func entityTag() throws -> String {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw Self.failure("cannot stat", path) }
+        #if canImport(Darwin)
+        let modified = info.st_mtimespec
+        #else
+        let modified = info.st_mtim
+        #endif
+        let parts = [UInt64(info.st_ino), UInt64(info.st_size), UInt64(bitPattern: Int64(modified.tv_sec)), UInt64(modified.tv_nsec)]
+        return "\"" + parts.map { String($0, radix: 16) }.joined(separator: "-") + "\""
+    }
+
     /// Reads the next bytes into `buffer`; how many (0 at the end of the file).
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {

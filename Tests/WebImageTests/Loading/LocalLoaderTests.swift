@@ -23,6 +23,23 @@ struct LocalLoaderTests {
         #expect(outcome.responses.first?.expectedContentLength == 700_000)
     }
 
+    /// A file's response carries a strong ETag from its status (as a web server's), so the
+    /// service keys a local source's outputs without hashing its bytes; a rewrite changes it.
+    @Test func fileResponseCarriesAnEntityTagThatChangesWithTheFile() async throws {
+        let url = try temporaryFile(testBytes(2_000))
+        defer { try? FileManager.default.removeItem(at: url) }
+        let first = await collect(FileImageLoader().load(ImageLoadRequest(url: url))).responses.first?.headers["etag"]
+        let again = await collect(FileImageLoader().load(ImageLoadRequest(url: url))).responses.first?.headers["etag"]
+        let tag = try #require(first)
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count > 2)
+        #expect(again == tag)
+        // Replaced by a file of the same size: another inode, so another tag.
+        let replacement = try temporaryFile(testBytes(2_000, seed: 9))
+        #expect(rename(replacement.path, url.path) == 0)
+        let replaced = await collect(FileImageLoader().load(ImageLoadRequest(url: url))).responses.first?.headers["etag"]
+        #expect(replaced != nil && replaced != tag)
+    }
+
     @Test func missingFileIsFileSystemError() async throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-missing-\(UUID().uuidString).png")
         let outcome = await collect(FileImageLoader().load(ImageLoadRequest(url: url)))
