@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import WebImage
 
@@ -52,5 +53,63 @@ struct WorkQueueTests {
         try await holder
         #expect(await patient.value == 2)
         #expect(queue.runningCount == 0)
+    }
+
+    /// A freed slot goes straight to the next waiting job, run by the thread that freed it: the
+    /// job does not wait for its caller's executor to run first (issue #30: each such round trip
+    /// was two more thread wake-ups per render). The caller here prefers an executor that holds
+    /// every job while it is shut: the waiting work must still run.
+    @Test func aFreedSlotRunsTheNextJobWithoutItsCallerRunningFirst() async throws {
+        let queue = WorkQueue(width: 1)
+        let probe = ConcurrencyProbe()
+        let gate = GatedExecutor()
+        let ran = Locked(false)
+        async let holder: Void = queue.perform(ticket: queue.makeTicket(), priority: .normal) { probe.measure {} }
+        await waitUntil("the slot is held") { probe.running == 1 }
+        let waiter = Task(executorPreference: gate) {
+            try await queue.perform(ticket: queue.makeTicket(), priority: .normal) { ran.withLock { $0 = true } }
+        }
+        await waitUntil("the second job waits") { queue.waitingCount == 1 }
+        gate.shut()
+        probe.open()
+        await waitUntil("the waiting job ran while its caller's executor was shut") { ran.withLock { $0 } }
+        gate.open()
+        try await holder
+        try await waiter.value
+        #expect(queue.runningCount == 0)
+    }
+}
+
+/// A task executor that holds the jobs enqueued on it while shut, and runs them on Dispatch
+/// threads while open (its state behind one lock).
+final class GatedExecutor: TaskExecutor {
+    private let state = Locked((isOpen: true, held: [UnownedJob]()))
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let runNow = state.withLock { state -> Bool in
+            if state.isOpen { return true }
+            state.held.append(job)
+            return false
+        }
+        if runNow { run(job) }
+    }
+
+    /// Holds the jobs enqueued from now on.
+    func shut() { state.withLock { $0.isOpen = false } }
+
+    /// Runs the held jobs and every later one.
+    func open() {
+        let held = state.withLock { state -> [UnownedJob] in
+            state.isOpen = true
+            defer { state.held = [] }
+            return state.held
+        }
+        held.forEach(run)
+    }
+
+    private func run(_ job: UnownedJob) {
+        let executor = asUnownedTaskExecutor()
+        DispatchQueue.global().async { job.runSynchronously(on: executor) }
     }
 }
