@@ -48,7 +48,7 @@ package final class WorkQueue: Sendable {
         let cancel: @Sendable () -> Void
     }
 
-    /// What a caller of ``runInSlot(ticket:priority:_:)`` does with its job.
+    /// What a caller asking for a slot does (``takeSlot(ticket:priority:cancellable:waiting:)``).
     private enum SlotDecision { case run, wait, cancel }
 
     /// Who takes a freed slot.
@@ -103,19 +103,7 @@ package final class WorkQueue: Sendable {
                 }, cancel: {
                     continuation.resume(throwing: WebImageError.cancelled)
                 })
-                // The cancellation flag is set before `onCancel` runs, so a job queued here is
-                // either seen by `onCancel` or never queued.
-                let decision = state.withLock { state -> SlotDecision in
-                    if Task.isCancelled { return .cancel }
-                    if state.running < width {
-                        state.running += 1
-                        return .run
-                    }
-                    state.waiting.append(ticket, priority: priority)
-                    state.jobs[ticket] = job
-                    return .wait
-                }
-                switch decision {
+                switch takeSlot(ticket: ticket, priority: priority, waiting: { $0.jobs[ticket] = job }) {
                 case .run: start(job)
                 case .cancel: job.cancel()
                 case .wait: break
@@ -186,20 +174,7 @@ package final class WorkQueue: Sendable {
     private func acquire(ticket: Int, priority: LoadPriority) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Decision { case run, wait, cancel }
-                // The cancellation flag is set before `onCancel` runs, so a waiter appended here is
-                // either seen by `onCancel` or never appended.
-                let decision = state.withLock { state -> Decision in
-                    if Task.isCancelled { return .cancel }
-                    if state.running < width {
-                        state.running += 1
-                        return .run
-                    }
-                    state.waiting.append(ticket, priority: priority)
-                    state.continuations[ticket] = continuation
-                    return .wait
-                }
-                switch decision {
+                switch takeSlot(ticket: ticket, priority: priority, waiting: { $0.continuations[ticket] = continuation }) {
                 case .run: continuation.resume()
                 case .cancel: continuation.resume(throwing: WebImageError.cancelled)
                 case .wait: break
@@ -216,16 +191,27 @@ package final class WorkQueue: Sendable {
 
     private func acquireIgnoringCancellation(ticket: Int, priority: LoadPriority) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let run = state.withLock { state -> Bool in
-                if state.running < width {
-                    state.running += 1
-                    return true
-                }
-                state.waiting.append(ticket, priority: priority)
-                state.uncancellable[ticket] = continuation
-                return false
+            let decision = takeSlot(ticket: ticket, priority: priority, cancellable: false,
+                                    waiting: { $0.uncancellable[ticket] = continuation })
+            if decision == .run { continuation.resume() }
+        }
+    }
+
+    /// Takes a free slot (`run`), or puts `ticket` on the waiting list, `waiting` recording who
+    /// waits (`wait`); `cancel` when the calling task is cancelled and the wait is `cancellable`.
+    /// The task's cancellation flag is set before its `onCancel` runs, so a waiter listed here is
+    /// either seen by `onCancel` or never listed.
+    private func takeSlot(ticket: Int, priority: LoadPriority, cancellable: Bool = true,
+                          waiting: (inout State) -> Void) -> SlotDecision {
+        state.withLock { state -> SlotDecision in
+            if cancellable, Task.isCancelled { return .cancel }
+            if state.running < width {
+                state.running += 1
+                return .run
             }
-            if run { continuation.resume() }
+            state.waiting.append(ticket, priority: priority)
+            waiting(&state)
+            return .wait
         }
     }
 
