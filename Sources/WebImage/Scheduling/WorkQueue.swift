@@ -126,7 +126,7 @@ package final class WorkQueue: Sendable {
             var next: Job? = job
             while let current = next {
                 current.run()
-                next = handOff(from: current.qos)
+                next = handOff(keepingJobsAt: current.qos)
             }
         }
     }
@@ -215,19 +215,15 @@ package final class WorkQueue: Sendable {
         }
     }
 
-    /// Gives a slot back: to the next waiter, else to the queue.
+    /// Gives a slot back from a caller's thread: to the next waiter, else to the queue.
     private func release() {
-        switch nextWaiter() {
-        case .job(let job): start(job)
-        case .caller(let continuation): continuation.resume()
-        case .uncancellableCaller(let continuation): continuation.resume()
-        case nil: break
-        }
+        _ = handOff(keepingJobsAt: nil)
     }
 
-    /// Passes the slot of a job that ended on a thread at `qos`: the next job, when this thread
-    /// can run it; any other waiter gets the slot as ``release()`` gives it.
-    private func handOff(from qos: DispatchQoS.QoSClass) -> Job? {
+    /// Gives the slot of work that ended to the next waiter. A job at `qos` is returned for the
+    /// calling Dispatch thread to run; any other job starts on a thread of its own, and a waiting
+    /// caller is resumed.
+    private func handOff(keepingJobsAt qos: DispatchQoS.QoSClass?) -> Job? {
         switch nextWaiter() {
         case .job(let job) where job.qos == qos: return job
         case .job(let job): start(job)
