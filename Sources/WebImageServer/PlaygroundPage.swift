@@ -118,6 +118,17 @@ public enum PlaygroundPage {
       return count >= 1024 ? (count / 1024).toFixed(1) + " KiB" : count + " B";
     }
 
+    // Resolves at the picture's load event, when its size is known. Not `img.decode()`: that
+    // waits for a decode on the browser's raster threads, which headless Chromium's virtual time
+    // does not wait for, so a page dumped at the end of its budget could show a picture pending.
+    function loaded(img, source) {
+      return new Promise((resolve, reject) => {
+        img.onload = resolve;
+        img.onerror = () => reject(new Error("the browser could not show the image"));
+        img.src = source;
+      });
+    }
+
     async function render(label, settings) {
       const figure = document.createElement("figure");
       const img = document.createElement("img");
@@ -147,8 +158,7 @@ public enum PlaygroundPage {
         }
         const objectURL = URL.createObjectURL(body);
         objectURLs.push(objectURL);
-        img.src = objectURL;
-        await img.decode();
+        await loaded(img, objectURL);
         figure.dataset.naturalWidth = String(img.naturalWidth);
         figure.dataset.naturalHeight = String(img.naturalHeight);
         line(caption, img.naturalWidth + " x " + img.naturalHeight + " px, " + formatBytes(body.size));
