@@ -39,6 +39,8 @@ final class ImageService: Sendable {
     private let sources = SharedWorkPool<URL>()
     /// The bytes renders may hold at once (the memory budget less the memory cache).
     private let renderMemory: RenderMemoryBudget
+    /// `--render-timeout`'s deadlines, one list for every render in flight.
+    private let renderTimeouts: FixedDelayTimer
 
     init(configuration: ServerConfiguration, metrics: ServiceMetrics, tracer: any Tracer, logger: Logger) throws {
         self.configuration = configuration
@@ -76,6 +78,7 @@ final class ImageService: Sendable {
                                  animationByteLimit: configuration.animationByteLimit,
                                  settings: try RenderSettings(configuration, coders: coders))
         renderMemory = RenderMemoryBudget(capacity: configuration.renderBudgetBytes)
+        renderTimeouts = FixedDelayTimer(delay: configuration.renderTimeout)
         encodable = Set(FormatNegotiation.autoFormatCandidates.filter { coders.canEncode($0) })
         cache = OutputCache(directory: configuration.cacheDirectory.map { URL(fileURLWithPath: $0) },
                             memoryBytes: configuration.memoryCacheBytes)
@@ -162,7 +165,7 @@ final class ImageService: Sendable {
             isNew = true
             // Admitted when the render is made: callers that join it take no slot of their own.
             let admittedNow = admit()
-            return { [self] _ in
+            return { [self] work in
                 guard admittedNow else { throw ServiceError.overloaded }
                 defer { admitted.withLock { $0 -= 1 } }
                 // A render that ended since the caller's lookup stored its output in memory
@@ -176,7 +179,7 @@ final class ImageService: Sendable {
                         metrics.cacheHit(.store)
                         image = stored
                     } else {
-                        image = try await withRenderTimeout { [self] in try await render(parameters, choice: choice, logger: logger) }
+                        image = try await withRenderTimeout(of: work) { [self] in try await render(parameters, choice: choice, logger: logger) }
                         resultStore?.store(image, forKey: key)
                     }
                     cache.store(image, forKey: key)
@@ -326,32 +329,21 @@ final class ImageService: Sendable {
         }
     }
 
-    /// Runs `render` with `--render-timeout`: past it, its waiters get 503 `renderTimedOut` at
-    /// once, and the render is cancelled (a render waiting for the memory budget gives it back
-    /// without starting; one already on a thread finishes its step, then its budget is freed).
-    private func withRenderTimeout(_ render: @escaping @Sendable () async throws -> RenderedImage) async throws -> RenderedImage {
-        let limit = configuration.renderTimeout
-        let work = Task(operation: render)
-        let outcome = Locked<CheckedContinuation<RenderedImage, any Error>?>(nil)
-        // The render's own task: stopped with the shared work when its last waiter leaves.
-        return try await withTaskCancellationHandler { try await withCheckedThrowingContinuation { continuation in
-            outcome.withLock { $0 = continuation }
-            let timer = Task { [metrics] in
-                guard (try? await Task.sleep(for: limit)) != nil,
-                      let waiting = outcome.withLock({ state in defer { state = nil }; return state }) else { return }
-                work.cancel()
-                metrics.renderTimedOut()
-                waiting.resume(throwing: ServiceError(status: 503, code: "renderTimedOut",
-                                                      message: "the render took longer than \(limit) (--render-timeout)"))
-            }
-            Task {
-                let result = await work.result
-                timer.cancel()
-                outcome.withLock { state in defer { state = nil }; return state }?.resume(with: result)
-            }
-        } } onCancel: {
-            work.cancel()
+    /// Runs `render` with `--render-timeout`: past it, the waiters of `work` get 503
+    /// `renderTimedOut` at once, and the render is cancelled (a render waiting for the memory
+    /// budget gives it back without starting; one already on a thread finishes its step, then
+    /// its budget is freed). An output that ends after the timeout is not kept.
+    private func withRenderTimeout(of work: SharedWork<Rendered>,
+                                   _ render: () async throws -> RenderedImage) async throws -> RenderedImage {
+        let timeout = renderTimeouts.add { [metrics, limit = renderTimeouts.delay] in
+            metrics.renderTimedOut()
+            work.abandon(with: ServiceError(status: 503, code: "renderTimedOut",
+                                            message: "the render took longer than \(limit) (--render-timeout)"))
         }
+        defer { renderTimeouts.remove(timeout) }
+        let image = try await render()
+        try Task.checkCancellation()
+        return image
     }
 }
 

@@ -182,6 +182,13 @@ package final class SharedWork<Value: Sendable>: Sendable {
         for sink in sinks { sink.finish(result) }
     }
 
+    /// Ends the work for every waiter with `error` now, and stops it (its task is cancelled):
+    /// for a limit the work overran, whose waiters should not wait for its next step.
+    package func abandon(with error: any Error) {
+        finish(.failure(error))
+        stopper.cancel()
+    }
+
     /// Remembers `event` for late joiners and gives it to the ordered sinks that want it; returns
     /// the other sinks that want it, to call after the lock is released. Call with the lock held.
     private static func deliver(_ event: Event, in state: inout State) -> [Sink] {

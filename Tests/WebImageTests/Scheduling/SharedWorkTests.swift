@@ -114,6 +114,37 @@ struct SharedWorkTests {
         #expect(pool.count == 0)
     }
 
+    /// A limit the work overran (the service's render timeout): every waiter gets the error at
+    /// once, while the work is still in its step; the work is cancelled, and a new caller starts
+    /// a new one instead of joining it.
+    @Test func abandonedWorkAnswersItsWaitersAtOnceAndIsCancelled() async throws {
+        let pool = SharedWorkPool<String>()
+        let started = LoopbackGate(), cancelSeen = LoopbackGate(), release = LoopbackGate()
+        let works = Locked<[SharedWork<Int>]>([])
+        let work: @Sendable (SharedWork<Int>) async throws -> Int = { work in
+            works.withLock { $0.append(work) }
+            started.open()
+            await withTaskCancellationHandler {
+                // A step that does not stop when cancelled.
+                await release.wait()
+            } onCancel: {
+                cancelSeen.open()
+            }
+            return 3
+        }
+        let a = pool.subscribe(key: "k", priority: .normal, work: work)
+        let b = pool.subscribe(key: "k", priority: .normal, work: work)
+        await started.wait()
+        works.withLock { $0[0] }.abandon(with: WebImageError.timedOut)
+        await #expect(throws: WebImageError.timedOut) { try await a.value() }
+        await #expect(throws: WebImageError.timedOut) { try await b.value() }
+        await cancelSeen.wait()
+        #expect(pool.count == 0)
+        release.open()
+        #expect(try await pool.subscribe(key: "k", priority: .normal, work: work).value() == 3)
+        #expect(works.withLock { $0.count } == 2)
+    }
+
     @Test func workJoinsWhatItDependsOnBeforeItsCallerReturns() async throws {
         let pool = SharedWorkPool<String>()
         let release = LoopbackGate()
