@@ -111,6 +111,6 @@ final class OutputCache: Sendable {
 
     private func storeOnDisk(_ data: Data, metadata: ImageCacheMetadata, forKey key: String) {
         guard let disk else { return }
-        writes.run { try? await disk.store(data, metadata: metadata, forKey: key) }
+        writes.runBlocking { try? disk.storeSynchronously(data, metadata: metadata, forKey: key) }
     }
 }

@@ -119,6 +119,22 @@ package final class WorkQueue: Sendable {
         }
     }
 
+    /// Runs `work` in a slot, on a Dispatch thread, and returns at once: for work no caller waits
+    /// for (``BackgroundWrites/runBlocking(_:)``). It waits for its slot like any other, and is
+    /// never cancelled.
+    func submit(priority: LoadPriority, _ work: @escaping @Sendable () -> Void) {
+        guard parent == nil else {
+            // Not used with a parent today; correct, at the cost of a task.
+            Task.detached { await self.performIgnoringCancellation(priority: priority, work) }
+            return
+        }
+        let ticket = makeTicket()
+        let job = Job(qos: priority.dispatchQoS, run: work, cancel: {})
+        if takeSlot(ticket: ticket, priority: priority, cancellable: false, waiting: { $0.jobs[ticket] = job }) == .run {
+            start(job)
+        }
+    }
+
     /// Runs `job` on a Dispatch thread in the slot it holds, then every waiting job this thread
     /// can take, and gives the slot back when none is left.
     private func start(_ job: Job) {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 @testable import WebImage
 
@@ -53,6 +54,40 @@ struct WorkQueueTests {
         try await holder
         #expect(await patient.value == 2)
         #expect(queue.runningCount == 0)
+    }
+
+    /// Work no caller waits for (a background write): `submit` returns at once, the work takes
+    /// a slot like any other, and the thread that ends one piece runs the next.
+    @Test func submittedWorkRunsInItsSlotsInOrderWithoutACaller() async throws {
+        let queue = WorkQueue(width: 1)
+        let probe = ConcurrencyProbe()
+        let runs = Locked<[(name: String, thread: pthread_t)]>([])
+        let record: @Sendable (String) -> Void = { name in runs.withLock { $0.append((name, pthread_self())) } }
+        queue.submit(priority: .low) { probe.measure { record("first") } }
+        await waitUntil("the first holds the slot") { probe.running == 1 }
+        queue.submit(priority: .low) { record("second") }
+        queue.submit(priority: .low) { record("third") }
+        #expect(queue.waitingCount == 2, "submit returned while its work waits")
+        probe.open()
+        await waitUntil("all three ran") { runs.withLock { $0.count } == 3 && queue.runningCount == 0 }
+        let done = runs.withLock { $0 }
+        #expect(done.map(\.name) == ["first", "second", "third"])
+        #expect(done.allSatisfy { pthread_equal($0.thread, done[0].thread) != 0 }, "one thread ran the three")
+        #expect(probe.highest == 1)
+    }
+
+    /// `waitForAll` returns once every background write, blocking or async, has ended.
+    @Test func backgroundWritesAreAllWaitedFor() async throws {
+        let writes = BackgroundWrites()
+        let probe = ConcurrencyProbe()
+        let ended = Locked(0)
+        for _ in 0..<3 { writes.runBlocking { probe.measure { ended.withLock { $0 += 1 } } } }
+        writes.run { ended.withLock { $0 += 1 } }
+        await waitUntil("the blocking writes run") { probe.running == 3 }
+        let waiter = Task { await writes.waitForAll(); return ended.withLock { $0 } }
+        probe.open()
+        #expect(await waiter.value == 4)
+        await writes.waitForAll()
     }
 
     /// A freed slot goes straight to the next waiting job, run by the thread that freed it: the
