@@ -336,6 +336,7 @@ final class ImageService: Sendable {
     private func withRenderTimeout(of work: SharedWork<Rendered>,
                                    _ render: () async throws -> RenderedImage) async throws -> RenderedImage {
         let timeout = renderTimeouts.add { [metrics, limit = renderTimeouts.delay] in
+            // Counted before the waiters hear of it, so a client that reads /metrics next sees it.
             metrics.renderTimedOut()
             work.abandon(with: ServiceError(status: 503, code: "renderTimedOut",
                                             message: "the render took longer than \(limit) (--render-timeout)"))
