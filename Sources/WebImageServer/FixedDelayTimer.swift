@@ -59,12 +59,22 @@ final class FixedDelayTimer: Sendable {
             state.nextID += 1
             state.actions[id] = action
             state.deadlines.append((id, deadline))
+            // Removed entries behind a live head would stay until that head's deadline (a render
+            // stuck for the whole delay, thousands finishing behind it): past twice the live
+            // count, the list keeps only the live ones. Amortised O(1) an add; memory O(live).
+            if state.deadlines.count - state.head > 2 * state.actions.count + 64 {
+                state.deadlines = state.deadlines[state.head...].filter { state.actions[$0.id] != nil }
+                state.head = 0
+            }
             defer { state.sweeping = true }
             return (id, !state.sweeping)
         }
         if startSweeper { Task.detached { [self] in await sweep() } }
         return Entry(id: id)
     }
+
+    /// How many deadlines the list holds, live or removed (for tests of its bound).
+    var storedCount: Int { state.withLock { $0.deadlines.count - $0.head } }
 
     /// Forgets `entry`'s action; does nothing once it ran.
     func remove(_ entry: Entry) {

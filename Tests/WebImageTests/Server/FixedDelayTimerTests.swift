@@ -46,6 +46,16 @@ struct FixedDelayTimerTests {
         #expect(await runs.next(1) == ["second"])
     }
 
+    /// A live entry at the head (a render stuck for the whole delay) does not let the removed
+    /// ones behind it pile up: the list stays within a bound of the live count.
+    @Test func removedEntriesBehindALiveHeadDoNotPileUp() async {
+        let timer = FixedDelayTimer(delay: .seconds(3600))
+        let stuck = timer.add {}
+        for _ in 0..<100_000 { timer.remove(timer.add {}) }
+        #expect(timer.storedCount <= 68, "\(timer.storedCount) stored for 1 live entry")
+        timer.remove(stuck)
+    }
+
     @Test func manyEntriesAddedAndRemovedLeaveOnlyTheLiveOnes() async {
         let timer = FixedDelayTimer(delay: .milliseconds(20))
         let runs = Runs()
