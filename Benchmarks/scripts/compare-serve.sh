@@ -9,7 +9,9 @@
 # Also: the service against the same decode+resize+encode in one process without HTTP
 # (`webimage bench-render`, the service's renderer on as many threads as cores), and the service's
 # peak RSS under 64 concurrent connections.
-# Prints req/s and p99 for each, and the ratios against the goals of issue #21.
+# Prints req/s and p99 for each, the ratios against the goals of issues #21 and #30, and where the
+# CPU goes per `serve` request (the service, the origin, the rest) with the ratio a service costing
+# nothing but its render could reach beside them on the same cores.
 #
 # Usage: Benchmarks/scripts/compare-serve.sh [--rounds N]
 # Env:   DURATION=20s (each wrk run)  WEBIMAGE_BIN=path/to/webimage (default: builds it)
@@ -146,6 +148,10 @@ url_for() {  # contender source
         # The same thumbnail with issue #33's costlier options: what each adds per request.
         serve_smart) echo "$(url_for serve "$2")&gravity=smart" ;;
         serve_sharpen) echo "$(url_for serve "$2")&sharpen=1" ;;
+        # What the service costs without a render: an answer from its memory cache (one URL), and
+        # `/info` of a new source (the request, the fetch, the header read, the answer).
+        serve_hit) url_for serve "$2" | sed 's/{n}/hit/' ;;
+        serve_info) echo "http://127.0.0.1:$SERVE_PORT/info?url=$(urlencode "http://$ORIGIN/$2")%3Fn%3D{n}" ;;
         thumbor) echo "http://127.0.0.1:$THUMBOR_PORT/unsafe/300x300/filters:quality(80):format(jpeg)/$ORIGIN/$2%3Fn%3D{n}" ;;
         image_filter) echo "http://127.0.0.1:$FILTER_PORT/$2?n={n}" ;;
     esac
@@ -215,26 +221,69 @@ print(json.dumps({"rps": sum(r["rps"] for r in runs), "p99_ms": max(r["p99_ms"] 
 PY
 }
 
+# Where the machine's CPU goes while the service runs (issue #30): clock ticks of processes (threads
+# included) and of the whole machine (everything but idle and I/O wait), both in USER_HZ.
+cpu_ticks() {  # pid...
+    local total=0 pid ticks
+    for pid in "$@"; do
+        ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) || ticks=0
+        total=$((total + ${ticks:-0}))
+    done
+    echo "$total"
+}
+machine_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+HZ=$(getconf CLK_TCK)
+
 echo "cores=$(nproc) connections=$CONNECTIONS duration=$DURATION rounds=$ROUNDS origin=nginx@$ORIGIN"
 echo "note: this machine is shared (2 cores, other jobs running): numbers move between runs; ratios within a round are steadier."
-declare -A best_rps best_p99
+declare -A best_rps best_p99 serve_cpu
 for round in $(seq 1 "$ROUNDS"); do
     for source in 12mp.jpg 1mp.jpg; do
-        for contender in serve serve_smart serve_sharpen thumbor image_filter; do
+        for contender in serve serve_smart serve_sharpen serve_hit serve_info thumbor image_filter; do
             run_contender "$contender" "$source" 2 3s > /dev/null   # warm connections and code paths
+            # shellcheck disable=SC2046
+            origin_workers=$(pgrep -P "$NGINX_PID" | tr '\n' ' ')
+            # shellcheck disable=SC2086
+            cpu_before=("$(cpu_ticks "$SERVE_PID")" "$(cpu_ticks $origin_workers)" "$(machine_ticks)")
             result=$(run_contender "$contender" "$source" "$CONNECTIONS" "$DURATION")
+            # shellcheck disable=SC2086
+            cpu_after=("$(cpu_ticks "$SERVE_PID")" "$(cpu_ticks $origin_workers)" "$(machine_ticks)")
             rps=$(field "$result" rps); p99=$(field "$result" p99_ms); failed=$(field "$result" failed)
             printf 'round %d %-8s %-12s %8.1f req/s  p50 %7.1f ms  p99 %7.1f ms  failed %s\n' \
                 "$round" "${source%.jpg}" "$contender" "$rps" "$(field "$result" p50_ms)" "$p99" "$failed"
+            if [[ "$contender" == serve* ]]; then
+                # CPU ms per request: the service, the origin's workers, and the rest (wrk, the
+                # kernel's loopback traffic and disk writeback, anything else running).
+                serve_cpu[$contender/$source]=$(python3 -c "
+b, a, n, hz = [$(IFS=,; echo "${cpu_before[*]}")], [$(IFS=,; echo "${cpu_after[*]}")], $(field "$result" requests), $HZ
+d = [(y - x) * 1000 / hz / max(n, 1) for x, y in zip(b, a)]
+print(f'{d[0]:.2f} {d[1]:.2f} {d[2] - d[0] - d[1]:.2f}')")
+            fi
             key="$contender/$source"
             if [[ -z "${best_rps[$key]:-}" ]] || python3 -c "import sys; sys.exit(0 if $rps > ${best_rps[$key]} else 1)"; then
                 best_rps[$key]=$rps; best_p99[$key]=$p99
             fi
         done
         # The same renders in one process, no HTTP and no fetch: the service's ceiling.
-        cli=$("$WEBIMAGE_BIN" bench-render "$WORK/www/$source" --query "w=300&h=300&fit=cover&format=jpeg&q=80" \
-            --seconds "${DURATION%s}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["imagesPerSecond"])')
-        printf 'round %d %-8s %-12s %8.1f images/s (webimage bench-render, %d threads)\n' "$round" "${source%.jpg}" "cli" "$cli" "$(nproc)"
+        /usr/bin/time -f "%U %S" -o "$WORK/render.time" "$WEBIMAGE_BIN" bench-render "$WORK/www/$source" \
+            --query "w=300&h=300&fit=cover&format=jpeg&q=80" --seconds "${DURATION%s}" > "$WORK/render.json"
+        cli=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["imagesPerSecond"])' "$WORK/render.json")
+        render_ms=$(cpu_ms_per_image "$WORK/render.time" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["images"])' "$WORK/render.json")")
+        printf 'round %d %-8s %-12s %8.1f images/s (webimage bench-render, %d threads), %.2f ms CPU per image\n' \
+            "$round" "${source%.jpg}" "cli" "$cli" "$(nproc)" "$render_ms"
+        # What the service's rate could be at most beside the origin and wrk on the same cores: a
+        # service costing nothing but the render would make its requests at render + origin + rest;
+        # one that also pays what `/info` of a new source costs it (the request, the fetch, the
+        # answer), at that much more.
+        read -r own origin rest <<< "${serve_cpu[serve/$source]}"
+        read -r hit _ _ <<< "${serve_cpu[serve_hit/$source]}"
+        read -r info _ _ <<< "${serve_cpu[serve_info/$source]}"
+        python3 -c "
+own, origin, rest, render, hit, info = $own, $origin, $rest, $render_ms, $hit, $info
+print(f'round $round ${source%.jpg}   CPU per serve request: the service {own:.2f} ms (render {render:.2f} + {own - render:.2f} around it), origin nginx {origin:.2f}, wrk and the rest {rest:.2f}')
+print(f'round $round ${source%.jpg}   the service without a render: a memory-cache answer {hit:.2f} ms, /info of a new source {info:.2f} ms')
+print(f'round $round ${source%.jpg}   bound on serve/bench-render here: {render / (render + origin + rest):.2f} for a service costing only its render,'
+      f' {render / (render + info + origin + rest):.2f} for one costing its render and a fetch as /info does')"
         key="cli/$source"
         if [[ -z "${best_rps[$key]:-}" ]] || python3 -c "import sys; sys.exit(0 if $cli > ${best_rps[$key]} else 1)"; then best_rps[$key]=$cli; fi
     done
@@ -264,7 +313,8 @@ print("goals (issue #21):")
 print(f"  vs thumbor 12 MP: {s12 / t12:.1f}x (goal >= 10x: {verdict(s12 >= 10 * t12)}), p99 {s12p99:.0f} vs {t12p99:.0f} ms ({verdict(s12p99 <= t12p99)})")
 print(f"  vs thumbor  1 MP: {s1 / t1:.1f}x (goal >= 3x: {verdict(s1 >= 3 * t1)}), p99 {s1p99:.0f} vs {t1p99:.0f} ms ({verdict(s1p99 <= t1p99)})")
 print(f"  vs image_filter: 12 MP {s12 / f12:.1f}x, 1 MP {s1 / f1:.1f}x (goal >= 2x: {verdict(s12 >= 2 * f12 and s1 >= 2 * f1)})")
-print(f"  vs the same renders without HTTP: 12 MP {s12 / c12:.2f}, 1 MP {s1 / c1:.2f} (goal >= 0.8: {verdict(s12 >= 0.8 * c12 and s1 >= 0.8 * c1)})")
+print(f"  vs the same renders without HTTP: 12 MP {s12 / c12:.2f}, 1 MP {s1 / c1:.2f} (goal >= 0.8: {verdict(s12 >= 0.8 * c12 and s1 >= 0.8 * c1)};"
+      f" issue #30's goal >= 0.9: {verdict(s12 >= 0.9 * c12 and s1 >= 0.9 * c1)})")
 print(f"  peak RSS under 64 connections (12 MP): {peak_kb / 1024:.0f} MiB")
 # Per request on the cores the service used: the rate's reciprocal times the cores, as CPU time.
 import os

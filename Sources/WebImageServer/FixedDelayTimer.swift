@@ -23,7 +23,7 @@ final class FixedDelayTimer: Sendable {
         var nextID = 0
         var sweeping = false
 
-        /// Drops the reached or removed entries at the front; returns the actions due by `now`.
+        /// Steps past the reached or removed entries at the front; returns the actions due by `now`.
         mutating func takeDue(by now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
             var due: [@Sendable () -> Void] = []
             while head < deadlines.count {
@@ -35,12 +35,16 @@ final class FixedDelayTimer: Sendable {
                 }
                 head += 1
             }
-            // Compacted once the consumed front is most of the list: amortised O(1) a deadline.
-            if head > 64 && head * 2 > deadlines.count {
-                deadlines.removeFirst(head)
-                head = 0
-            }
             return due
+        }
+
+        /// Keeps only the live entries once the list holds more than twice as many: the front
+        /// already reached, and the removed entries behind a live head (a render stuck for the
+        /// whole delay, thousands finishing behind it). Amortised O(1) an add; memory O(live).
+        mutating func compact() {
+            guard deadlines.count > 2 * actions.count + 64 else { return }
+            deadlines = deadlines[head...].filter { actions[$0.id] != nil }
+            head = 0
         }
     }
 
@@ -59,13 +63,7 @@ final class FixedDelayTimer: Sendable {
             state.nextID += 1
             state.actions[id] = action
             state.deadlines.append((id, deadline))
-            // Removed entries behind a live head would stay until that head's deadline (a render
-            // stuck for the whole delay, thousands finishing behind it): past twice the live
-            // count, the list keeps only the live ones. Amortised O(1) an add; memory O(live).
-            if state.deadlines.count - state.head > 2 * state.actions.count + 64 {
-                state.deadlines = state.deadlines[state.head...].filter { state.actions[$0.id] != nil }
-                state.head = 0
-            }
+            state.compact()
             defer { state.sweeping = true }
             return (id, !state.sweeping)
         }
@@ -73,8 +71,8 @@ final class FixedDelayTimer: Sendable {
         return Entry(id: id)
     }
 
-    /// How many deadlines the list holds, live or removed (for tests of its bound).
-    var storedCount: Int { state.withLock { $0.deadlines.count - $0.head } }
+    /// How many deadlines the list holds, live, removed or reached (for tests of its bound).
+    var storedCount: Int { state.withLock { $0.deadlines.count } }
 
     /// Forgets `entry`'s action; does nothing once it ran.
     func remove(_ entry: Entry) {
