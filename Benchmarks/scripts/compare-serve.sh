@@ -241,7 +241,6 @@ for round in $(seq 1 "$ROUNDS"); do
     for source in 12mp.jpg 1mp.jpg; do
         for contender in serve serve_smart serve_sharpen serve_hit serve_info thumbor image_filter; do
             run_contender "$contender" "$source" 2 3s > /dev/null   # warm connections and code paths
-            # shellcheck disable=SC2046
             origin_workers=$(pgrep -P "$NGINX_PID" | tr '\n' ' ')
             # shellcheck disable=SC2086
             cpu_before=("$(cpu_ticks "$SERVE_PID")" "$(cpu_ticks $origin_workers)" "$(machine_ticks)")
