@@ -68,7 +68,7 @@ struct AnimationCursor {
             throw WebImageError.tooLarge("animation canvas \(width)×\(height)")
         }
         if canvas.count == count {
-            canvas.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            canvas.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
         } else {
             canvas = [UInt8](repeating: 0, count: count)
         }

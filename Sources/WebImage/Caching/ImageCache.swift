@@ -166,7 +166,7 @@ public final class ImageCache: ImageCaching {
                 bytes = serializer.data(for: image, original: data, coders: coders)
             } else {
                 // No original bytes: the serializer encodes, which is CPU work like a decode.
-                bytes = try? await WorkQueue.cpu.performIgnoringCancellation(priority: LoadPriority(Task.currentPriority)) {
+                bytes = await WorkQueue.cpu.performIgnoringCancellation(priority: LoadPriority(Task.currentPriority)) {
                     serializer.data(for: image, original: data, coders: coders)
                 }
             }
