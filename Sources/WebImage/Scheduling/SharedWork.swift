@@ -199,8 +199,8 @@ package final class SharedWork<Value: Sendable>: Sendable {
         case .partialData, .partialImage, .value: break
         }
         var later: [Sink] = []
-        for sink in state.waiters.waiters.values.lazy.map(\.sink) where sink.wants(event) {
-            if sink.ordered { sink.receive(event) } else { later.append(sink) }
+        for waiter in state.waiters.waiters.values where waiter.sink.wants(event) {
+            if waiter.sink.ordered { waiter.sink.receive(event) } else { later.append(waiter.sink) }
         }
         return later
     }

@@ -83,11 +83,14 @@ struct SharedWorkWaiters<Sink, Event> {
     /// Takes every waiter out (the work ended); returns their sinks.
     mutating func removeAll() -> [Sink] {
         defer { waiters.removeAll() }
-        return waiters.values.map(\.sink)
+        // Closures, not key paths, here and below: in unspecialized generic code (a
+        // `SharedWork<Value>` of another module) a key path is built at run time on every call,
+        // which took 5.5-6.7 µs against 3.1-3.7 µs for a join, a raise, a leave and this.
+        return waiters.values.map { $0.sink }
     }
 
     private mutating func refresh() -> LoadPriority? {
-        guard let highest = waiters.values.map(\.priority).max(), highest != priority else { return nil }
+        guard let highest = waiters.values.lazy.map({ $0.priority }).max(), highest != priority else { return nil }
         priority = highest
         return highest
     }
