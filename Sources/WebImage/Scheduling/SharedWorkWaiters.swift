@@ -84,8 +84,9 @@ struct SharedWorkWaiters<Sink, Event> {
     mutating func removeAll() -> [Sink] {
         defer { waiters.removeAll() }
         // Closures, not key paths, here and below: in unspecialized generic code (a
-        // `SharedWork<Value>` of another module) a key path is built at run time on every call,
-        // which took 5.5-6.7 µs against 3.1-3.7 µs for a join, a raise, a leave and this.
+        // `SharedWork<Value>` of another module) a key path is built at run time on every call.
+        // Two joins, a leave and this took 5.5-6.7 µs with key paths, 3.1-3.7 µs with closures
+        // (docs/BENCHMARKS.md, 2026-12-02 later).
         return waiters.values.map { $0.sink }
     }
 
