@@ -266,8 +266,9 @@ print(f'{d[0]:.2f} {d[1]:.2f} {d[2] - d[0] - d[1]:.2f}')")
         # The same renders in one process, no HTTP and no fetch: the service's ceiling.
         /usr/bin/time -f "%U %S" -o "$WORK/render.time" "$WEBIMAGE_BIN" bench-render "$WORK/www/$source" \
             --query "w=300&h=300&fit=cover&format=jpeg&q=80" --seconds "${DURATION%s}" > "$WORK/render.json"
-        cli=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["imagesPerSecond"])' "$WORK/render.json")
-        render_ms=$(cpu_ms_per_image "$WORK/render.time" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["images"])' "$WORK/render.json")")
+        render=$(< "$WORK/render.json")
+        cli=$(field "$render" imagesPerSecond)
+        render_ms=$(cpu_ms_per_image "$WORK/render.time" "$(field "$render" images)")
         printf 'round %d %-8s %-12s %8.1f images/s (webimage bench-render, %d threads), %.2f ms CPU per image\n' \
             "$round" "${source%.jpg}" "cli" "$cli" "$(nproc)" "$render_ms"
         # What the service's rate could be at most beside the origin and wrk on the same cores: a
