@@ -203,6 +203,8 @@ if Context.environment["WEBIMAGE_FUZZ"] == "1" {
         fuzzer("DecodeFuzzer"),
         // One decoder each, so each gets its own coverage and execution count.
         fuzzer("JPEGFuzzer"),
+        // The 1/8-scale JPEG DC decoder alone (the project's own Huffman decoding).
+        fuzzer("JPEGEighthScaleFuzzer"),
         fuzzer("PNGFuzzer"),
         fuzzer("GIFFuzzer"),
         fuzzer("WebPFuzzer"),

@@ -13,7 +13,7 @@ if [ "${1:-}" = "--scratch-path" ]; then mkdir -p "$2"; scratch=(--scratch-path 
 cd "$(dirname "$0")"
 seconds=${1:?usage: Fuzz/campaign.sh [--scratch-path DIR] SECONDS [TARGET...]}; shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(DecodeFuzzer JPEGFuzzer PNGFuzzer GIFFuzzer WebPFuzzer HTTPResponseFuzzer HTTP2FrameFuzzer DiskEntryFuzzer QueryFuzzer)
+[ ${#targets[@]} -gt 0 ] || targets=(DecodeFuzzer JPEGFuzzer JPEGEighthScaleFuzzer PNGFuzzer GIFFuzzer WebPFuzzer HTTPResponseFuzzer HTTP2FrameFuzzer DiskEntryFuzzer QueryFuzzer)
 ledger=campaigns.tsv
 [ -f "$ledger" ] || printf 'date\ttarget\tseconds\texecutions\tresult\n' > "$ledger"
 found=0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes one target with libFuzzer under AddressSanitizer. Targets (the root Package.swift, with
 # WEBIMAGE_FUZZ=1): DecodeFuzzer (every decoder; the default), JPEGFuzzer, PNGFuzzer, GIFFuzzer,
-# WebPFuzzer, HTTPResponseFuzzer (the HTTP/1.1 client), HTTP2FrameFuzzer (the HTTP/2 client),
+# WebPFuzzer, JPEGEighthScaleFuzzer (the 1/8-scale DC decoder alone), HTTPResponseFuzzer (the HTTP/1.1 client), HTTP2FrameFuzzer (the HTTP/2 client),
 # DiskEntryFuzzer (the disk cache's entry reader), QueryFuzzer (the service's query and presets).
 # Seeds: the shared corpus (../shared/corpus, read only) for the decoders, Fuzz/seeds/http,
 # Fuzz/seeds/h2 and Fuzz/seeds/query for the others. New inputs go to Fuzz/.corpus/TARGET (ignored by git); a crash is written to
@@ -37,7 +37,7 @@ binary="$("${build[@]}" --show-bin-path)/$target"
 mkdir -p ".corpus/$target" .findings
 corpus="${WEBIMAGE_CORPUS:-../../shared/corpus}"
 case "$target" in
-    JPEGFuzzer) formats=(jpeg exif) ;;
+    JPEGFuzzer|JPEGEighthScaleFuzzer) formats=(jpeg exif) ;;
     PNGFuzzer) formats=(png) ;;
     GIFFuzzer) formats=(gif) ;;
     WebPFuzzer) formats=(webp) ;;

@@ -27,21 +27,24 @@ struct BenchDecodeCommand: AsyncParsableCommand {
     @Flag(help: "Keep each decode on one thread (DecodeOptions.parallelDecoding = false).")
     var oneThread = false
 
+    @Option(help: "JPEG 1/8-scale decodes through 'dc' (our DC decoder) or 'libjpeg-turbo' (tjDecompress2); default: the coder's choice.")
+    var jpegEighthScale: String?
+
     @Flag(help: "Skip the full-size decode that reports source megapixels (for instruction counts).")
     var noSourceSize = false
 
     func run() async throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: file))
         let options = DecodeOptions(maxPixelSize: maxPixelSize, parallelDecoding: !oneThread)
-        let coders = ImageCodersManager.shared
+        let decode = try decoder()
         // Peak resident growth of the first decode: reset the kernel's high-water mark first.
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
         let baseline = Self.status("VmRSS")
-        var image = try coders.decode(data, options: options)
+        var image = try decode(data, options)
         let peakGrowth = Self.status("VmHWM").map { $0 - (baseline ?? 0) }
         let start = ContinuousClock.now
         for _ in 0..<iterations {
-            image = try coders.decode(data, options: options)
+            image = try decode(data, options)
         }
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -54,6 +57,20 @@ struct BenchDecodeCommand: AsyncParsableCommand {
                                      msPerDecode: (perDecode * 1000).rounded(places: 3),
                                      megapixelsPerSecond: (sourcePixels / perDecode / 1e6).rounded(places: 2),
                                      peakGrowthKB: peakGrowth ?? -1)))
+    }
+
+    /// The shared coders, or a JPEG coder pinned to one 1/8-scale path (for
+    /// Benchmarks/scripts/compare-eighth-scale.sh).
+    private func decoder() throws -> (Data, DecodeOptions) throws -> DecodedImage {
+        switch jpegEighthScale {
+        case nil: return ImageCodersManager.shared.decode
+        case "dc": return JPEGCoder().decode
+        case "libjpeg-turbo":
+            var coder = JPEGCoder()
+            coder.decodesEighthScaleFromDC = false
+            return coder.decode
+        case let other?: throw ValidationError("--jpeg-eighth-scale: 'dc' or 'libjpeg-turbo', not '\(other)'")
+        }
     }
 
     /// What one run prints (one JSON line).

@@ -35,8 +35,8 @@ public struct DecodeOptions: Sendable, Hashable {
     public var maxFrameCount: Int
     /// The scale given to the decoded image (2 for `@2x` assets).
     public var scale: Double
-    /// Whether one large decode may use a second thread: the resampler splits big resizes, colour
-    /// conversion runs beside libjpeg's rows, AVIF and JPEG XL decode on two, for lower latency. A server that already decodes
+    /// Whether one large decode may use a second thread: the 1/8-scale JPEG decoder splits big
+    /// scans, the resampler splits big resizes, for lower latency. A server that already decodes
     /// an image per core gains nothing from it and may turn it off to keep one thread per decode.
     public var parallelDecoding: Bool
     /// Keep the pixels in the colour space the file declares: no ICC profile, PNG `gAMA`/`cHRM`

@@ -36,7 +36,7 @@ extension FormatDetection {
             let marker = segment.marker
             // Start of scan or end of image before any frame header: no size to read.
             if marker == JPEGMarkerWalker.Marker.sos || marker == JPEGMarkerWalker.Marker.eoi { return nil }
-            guard (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) else { continue }
+            guard JPEGMarkerWalker.Marker.isStartOfFrame(marker) else { continue }
             guard segment.payload.count >= 5 else { return nil }
             let sof = segment.payload.lowerBound
             return sides(bytes.bigEndianUInt16(at: sof + 3), bytes.bigEndianUInt16(at: sof + 1))

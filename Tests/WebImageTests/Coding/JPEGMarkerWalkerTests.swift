@@ -4,7 +4,7 @@ import WebImageTestSupport
 @testable import WebImage
 
 /// ``JPEGMarkerWalker`` reads segments the way libjpeg's `next_marker` does, and every reader of
-/// JPEG segments (EXIF/XMP, ICC, Adobe, declared size, plausibility) goes through it.
+/// JPEG segments (header, EXIF/XMP, Adobe, plausibility) goes through it.
 @Suite struct JPEGMarkerWalkerTests {
     typealias Segment = JPEGMarkerWalker.Segment
 
@@ -93,6 +93,30 @@ import WebImageTestSupport
         let bitmap = try SampleImages.gradient(width: 40, height: 24)
         let encoded = Array(try JPEGCoder.encode(bitmap, quality: 90, sampling: .halfBoth))
         return Array(encoded[0..<2]) + inserted + Array(encoded[2...])
+    }
+
+    @Test func theHeaderReaderSkipsWhatLibjpegSkipsBeforeTheFrame() throws {
+        let plain = try jpeg(inserting: [])
+        let plainHeader = try #require(plain.withUnsafeBytes { JPEGBaselineHeader($0) })
+        // A comment, stray bytes, fill bytes, a restart marker and a zero-length APP15 before SOF.
+        let extra: [UInt8] = [0xFF, 0xFE, 0x00, 0x04, 0x68, 0x69, 0x12, 0x34, 0xFF, 0xFF, 0xD0, 0xFF, 0xEF, 0x00, 0x00]
+        let header = try #require(try jpeg(inserting: extra).withUnsafeBytes { JPEGBaselineHeader($0) })
+        #expect((header.width, header.height) == (40, 24))
+        #expect(header.scanDataOffset == plainHeader.scanDataOffset + extra.count)
+        // libjpeg fails on a second SOI and on a DQT too short to hold its length.
+        #expect(try jpeg(inserting: [0xFF, 0xD8]).withUnsafeBytes { JPEGBaselineHeader($0) } == nil)
+        #expect(try jpeg(inserting: [0xFF, 0xDB, 0x00, 0x00]).withUnsafeBytes { JPEGBaselineHeader($0) } == nil)
+    }
+
+    @Test func theDCDecoderTakesSuchFilesAndMatchesLibjpegTurbo() throws {
+        let bitmap = try JPEGEighthScaleTests.noisyPhoto(width: 203, height: 157, seed: 18)
+        let encoded = Array(try JPEGCoder.encode(bitmap, quality: 90, sampling: .halfBoth))
+        let extra: [UInt8] = [0xFF, 0xFE, 0x00, 0x04, 0x68, 0x69, 0x12, 0x34, 0xFF, 0xFF, 0xD0, 0xFF, 0xEF, 0x00, 0x00]
+        let data = Data(encoded[0..<2] + extra + encoded[2...])
+        #expect(try data.withUnsafeBytes { try JPEGEighthScaleDecoder.decode($0) } != nil)
+        let fast = try JPEGEighthScaleTests.eighthScale(data, width: 203, height: 157, fast: true)
+        let reference = try JPEGEighthScaleTests.eighthScale(data, width: 203, height: 157, fast: false)
+        #expect(JPEGEighthScaleTests.samePixels(fast, reference))
     }
 
     @Test func exifIsFoundAfterStrayBytesFillBytesAndAZeroLengthSegment() throws {

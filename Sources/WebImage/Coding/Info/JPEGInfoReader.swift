@@ -25,7 +25,7 @@ enum JPEGInfoReader {
                 switch segment.marker {
                 case JPEGMarkerWalker.Marker.sos, JPEGMarkerWalker.Marker.eoi:
                     return .corruptData("JPEG: no frame header before the image data")
-                case 0xC0...0xCF where ![0xC4, 0xC8, 0xCC].contains(segment.marker):
+                case let marker where JPEGMarkerWalker.Marker.isStartOfFrame(marker):
                     if segment.payload.count < 5, segment.isTruncated { return .truncatedData("JPEG: the data ends inside the frame header") }
                     return .corruptData("JPEG: the frame header is short or declares an empty side")
                 default:

