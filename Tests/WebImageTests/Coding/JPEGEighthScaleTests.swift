@@ -66,6 +66,22 @@ import WebImageTestSupport
         #expect(Self.samePixels(parallel.bitmap, serial.bitmap))
     }
 
+    /// TurboJPEG decodes at the largest scale whose size fits the one asked for: a picture of at
+    /// most 4 pixels a side has the same 1/8 and 1/4 sizes, and it decodes at 1/4 or 1/2, not from
+    /// the DC coefficients. Found by JPEGEighthScaleFuzzer on the 2×2 corpus file: the DC decoder
+    /// gave (54, 102, 40) where libjpeg-turbo gives (127, 127, 41), the DC of a block padded from
+    /// two pixels being mostly its edge repeated. The coder leaves such pictures to TurboJPEG.
+    @Test(arguments: [JPEGCoder.ChromaSampling.full, .halfBoth])
+    func picturesTurboJPEGDecodesAtALargerScaleKeepItsPixels(_ sampling: JPEGCoder.ChromaSampling) throws {
+        for (width, height) in [(2, 2), (3, 4), (4, 4), (2, 9), (9, 3), (4, 1), (5, 4), (4, 5)] {
+            let data = try JPEGCoder.encode(try Self.noisyPhoto(width: width, height: height, seed: UInt64(width * 7 + height)),
+                                            quality: 90, sampling: sampling)
+            let fast = try Self.eighthScale(data, width: width, height: height, fast: true)
+            let reference = try Self.eighthScale(data, width: width, height: height, fast: false)
+            #expect(Self.samePixels(fast, reference), "\(sampling) \(width)×\(height)")
+        }
+    }
+
     /// A Huffman table with more codes of a length than that length holds is refused, not
     /// filled past the end of the lookup tables.
     @Test func refusesOverfullHuffmanTables() throws {

@@ -58,7 +58,11 @@ package struct JPEGCoder: ImageCoder {
             let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
             // Every 1/8-scale decode the DC decoder takes goes to it: no size crossover was found
             // (1.33x `tjDecompress2` at 1 MP, 1.61x at 12 MP, one thread; compare-eighth-scale.sh).
-            let isEighthScale = (scaled.width, scaled.height) == ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
+            // TurboJPEG decodes at 1/8 only when 1/4 gives a larger size: it takes the largest
+            // scale that fits the size asked for, so a picture of at most 4 pixels a side decodes
+            // at 1/4 or 1/2, and the DC decoder stands aside to keep its pixels.
+            let eighth = ((Int(width) + 7) / 8, (Int(height) + 7) / 8), quarter = ((Int(width) + 3) / 4, (Int(height) + 3) / 4)
+            let isEighthScale = (scaled.width, scaled.height) == eighth && (quarter.0 > eighth.0 || quarter.1 > eighth.1)
             let fastDecoded = isEighthScale && !isCMYK && decodesEighthScaleFromDC
                 ? try JPEGEighthScaleDecoder.decode(bytes, options: options) : nil
             if fastDecoded == nil, !isCMYK, !options.keepsColors, (scaled.width, scaled.height) == (target.width, target.height),
