@@ -82,6 +82,40 @@ import WebImageTestSupport
         }
     }
 
+    /// Chroma coefficients that dequantize past 16 bits, as only a corrupt file has: libjpeg-turbo's
+    /// SIMD 2×2 inverse DCT (which Debian's x86-64 build runs) multiplies in 16 bits and
+    /// saturates, its C code wraps, so the DC decoder cannot match both and leaves the file to it.
+    /// Found by JPEGEighthScaleFuzzer (a mutated corpus photo, 244 bytes of its 1/8 thumbnail off).
+    /// Made here: a quality-100 4:2:0 photo (quantizers of 1) whose chroma DC quantizer is then
+    /// set to 64, the entropy-coded data unchanged: chroma DCs of 8 × 64 × (mean − 128) put the
+    /// 2×2 samples past 512 (libjpeg's C code wraps them to 0, its SIMD code saturates to 255)
+    /// and, past a mean offset of 64, the dequantized DC past 16 bits.
+    @Test func chromaDequantizedPastSixteenBitsKeepsLibjpegTurbosPixels() throws {
+        var data = try JPEGCoder.encode(try Self.noisyPhoto(width: 96, height: 64, seed: 9), quality: 100, sampling: .halfBoth)
+        // DQT segments: FF DB, length, then per table Pq/Tq and 64 values (8-bit tables here).
+        var patched = false
+        var at = 2
+        while at + 4 <= data.count, data[at] == 0xFF, data[at + 1] != 0xDA {
+            let length = Int(data[at + 2]) << 8 | Int(data[at + 3])
+            if data[at + 1] == 0xDB {
+                var table = at + 4
+                while table + 65 <= at + 2 + length {
+                    if data[table] == 0x01 {
+                        data[table + 1] = 64
+                        patched = true
+                    }
+                    table += 65
+                }
+            }
+            at += 2 + length
+        }
+        #expect(patched, "no chroma quantization table found")
+        let fast = try Self.eighthScale(data, width: 96, height: 64, fast: true)
+        let reference = try Self.eighthScale(data, width: 96, height: 64, fast: false)
+        #expect(Self.samePixels(fast, reference))
+        #expect(try data.withUnsafeBytes { try JPEGEighthScaleDecoder.decode($0) } == nil)
+    }
+
     /// A Huffman table with more codes of a length than that length holds is refused, not
     /// filled past the end of the lookup tables.
     @Test func refusesOverfullHuffmanTables() throws {

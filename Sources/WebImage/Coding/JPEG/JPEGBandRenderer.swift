@@ -2,9 +2,11 @@
 /// each component's samples first, then upsampling by repetition (libjpeg's choice at this
 /// scale) and colour conversion. Bands are independent, so two threads render two at once.
 enum JPEGBandRenderer {
-    /// The RGBA rows (tightly packed, `width` pixels each) that the MCU rows `mcuRows` cover.
+    /// The RGBA rows (tightly packed, `width` pixels each) that the MCU rows `mcuRows` cover, or
+    /// `nil` where libjpeg-turbo's builds would not all give these pixels (a corrupt file's
+    /// out-of-range chroma; see ``JPEGReducedIDCT/twoByTwoSecondPass(_:dequantizedDC:into:rowStride:)``).
     static func render(scan: JPEGScanDecoder, stretches: [JPEGDecodedStretch], mcuRows: Range<Int>,
-                       width: Int, height: Int, transform: JPEGBaselineHeader.ColorTransform) -> [UInt8] {
+                       width: Int, height: Int, transform: JPEGBaselineHeader.ColorTransform) -> [UInt8]? {
         let layout = scan.layout
         let outputRows = (mcuRows.lowerBound * layout.outputRowsPerMCURow)..<min(height, mcuRows.upperBound * layout.outputRowsPerMCURow)
         guard !outputRows.isEmpty else { return [] }
@@ -18,14 +20,16 @@ enum JPEGBandRenderer {
                                                                * component.blocksDown * component.samplesPerBlock))
         }
         defer { planes.forEach { $0.deallocate() } }
+        var agrees = true
         planes.withUnsafeBufferPointer { planes in
             scan.withContext { context in
                 forEachRun(of: stretches, in: mcuRows, layout: layout) { mcus, records, dcDeltas in
-                    context.reconstruct(mcus, records: records, dcDeltas: dcDeltas, into: planes,
-                                        firstMCURow: mcuRows.lowerBound)
+                    agrees = context.reconstruct(mcus, records: records, dcDeltas: dcDeltas, into: planes,
+                                                 firstMCURow: mcuRows.lowerBound) && agrees
                 }
             }
         }
+        guard agrees else { return nil }
         return [UInt8](unsafeUninitializedCapacity: outputRows.count * width * 4) { buffer, initialized in
             convert(planes: planes, layout: layout, firstMCURow: mcuRows.lowerBound, rows: outputRows,
                     width: width, transform: transform, into: buffer.baseAddress!)
@@ -70,12 +74,13 @@ enum JPEGBandRenderer {
     }
 
     private static func renderFourTwoZero(scan: JPEGScanDecoder, shape: FourTwoZero, stretches: [JPEGDecodedStretch],
-                                          mcuRows: Range<Int>, outputRows: Range<Int>, width: Int) -> [UInt8] {
+                                          mcuRows: Range<Int>, outputRows: Range<Int>, width: Int) -> [UInt8]? {
         let layout = scan.layout
         let (y, cb, cr) = (layout.components[shape.luma], layout.components[shape.cb], layout.components[shape.cr])
         let stride = layout.recordStride
         let rowBytes = width * 4
-        return [UInt8](unsafeUninitializedCapacity: outputRows.count * rowBytes) { buffer, initialized in
+        var agrees = true
+        let rows = [UInt8](unsafeUninitializedCapacity: outputRows.count * rowBytes) { buffer, initialized in
             let out = buffer.baseAddress!
             let quantizers = (Int(y.quantization[0]), Int(cb.quantization[0]), Int(cr.quantization[0]))
             JPEGReducedIDCT.withColorTables { tables in
@@ -88,12 +93,13 @@ enum JPEGBandRenderer {
                         for _ in mcus {
                             let dcs = record.assumingMemoryBound(to: Int16.self)
                             let workspaces = (record + layout.workspaceOffset).assumingMemoryBound(to: Int16.self)
-                            JPEGReducedIDCT.twoByTwoSecondPass(
+                            let blueAgrees = JPEGReducedIDCT.twoByTwoSecondPass(
                                 workspaces + cb.firstWorkspace, dequantizedDC: Int(dcs[cb.firstDC] &+ cbDelta) * quantizers.1,
                                 into: blue, rowStride: 2)
-                            JPEGReducedIDCT.twoByTwoSecondPass(
+                            let redAgrees = JPEGReducedIDCT.twoByTwoSecondPass(
                                 workspaces + cr.firstWorkspace, dequantizedDC: Int(dcs[cr.firstDC] &+ crDelta) * quantizers.2,
                                 into: red, rowStride: 2)
+                            agrees = agrees && blueAgrees && redAgrees
                             let top = mcuRow * 2, left = mcuColumn * 2
                             for dy in 0..<2 where top + dy < outputRows.upperBound {
                                 let row = out + (top + dy - outputRows.lowerBound) * rowBytes
@@ -114,6 +120,7 @@ enum JPEGBandRenderer {
             }
             initialized = buffer.count
         }
+        return agrees ? rows : nil
     }
 
     /// Upsamples by repetition and converts output rows `rows` to RGBA.

@@ -100,10 +100,15 @@ struct JPEGBitReader {
 
     /// Decodes a block's AC coefficients into the ten sums of the 2×2 inverse DCT's first pass
     /// (see ``JPEGReducedIDCT/twoByTwoFirstPass(sums:into:)``): each coefficient times its
-    /// weight, added to its sum. `weights` and `sums` are indexed by zigzag position.
+    /// quantizer and its factor, added to its sum. `quantizers`, `factors` and `sums` are
+    /// indexed by zigzag position.
+    ///
+    /// `false` also for a dequantized coefficient outside the 16 bits that libjpeg-turbo's SIMD
+    /// 2×2 inverse DCT multiplies in (`pmullw` keeps the low half; its C code keeps all of it):
+    /// the two builds then give different pixels, so the image is left to libjpeg-turbo.
     @inline(__always)
-    mutating func decodeAC(_ table: JPEGHuffmanTable.Tables, weights: UnsafePointer<Int>, sums sumIndices: UnsafePointer<UInt8>,
-                           into sums: UnsafeMutablePointer<Int>) -> Bool {
+    mutating func decodeAC(_ table: JPEGHuffmanTable.Tables, quantizers: UnsafePointer<Int>, factors: UnsafePointer<Int>,
+                           sums sumIndices: UnsafePointer<UInt8>, into sums: UnsafeMutablePointer<Int>) -> Bool {
         sums.update(repeating: 0, count: 10)
         var step = 1
         while step < 64 {
@@ -116,7 +121,9 @@ struct JPEGBitReader {
             }
             guard size <= 10 else { return false }
             step &+= run
-            sums[Int(sumIndices[step])] &+= Int(magnitude(size)) &* weights[step]
+            let dequantized = Int(magnitude(size)) &* quantizers[step]
+            guard dequantized == Int(Int16(truncatingIfNeeded: dequantized)) else { return false }
+            sums[Int(sumIndices[step])] &+= dequantized &* factors[step]
             step &+= 1
         }
         return true

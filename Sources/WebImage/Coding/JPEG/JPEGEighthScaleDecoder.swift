@@ -44,9 +44,16 @@ enum JPEGEighthScaleDecoder {
         let width = (header.width + 7) / 8, height = (header.height + 7) / 8
         let bands = twoThreads && layout.mcusDown >= 2
             ? [0..<(layout.mcusDown / 2), (layout.mcusDown / 2)..<layout.mcusDown] : [0..<layout.mcusDown]
-        return try Bitmap.assembled(width: width, height: height, bandCount: bands.count) { band in
-            JPEGBandRenderer.render(scan: scan, stretches: stretches, mcuRows: bands[band],
-                                    width: width, height: height, transform: header.colorTransform)
+        // A band libjpeg-turbo's builds would not all decode alike sends the image to it.
+        let disagrees = Locked(false)
+        let bitmap = try Bitmap.assembled(width: width, height: height, bandCount: bands.count) { band in
+            guard let rows = JPEGBandRenderer.render(scan: scan, stretches: stretches, mcuRows: bands[band],
+                                                     width: width, height: height, transform: header.colorTransform) else {
+                disagrees.withLock { $0 = true }
+                return []
+            }
+            return rows
         }
+        return disagrees.withLock { $0 } ? nil : bitmap
     }
 }

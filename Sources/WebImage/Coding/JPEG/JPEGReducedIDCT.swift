@@ -49,16 +49,29 @@ enum JPEGReducedIDCT {
 
     /// The second (row) pass of jpeg_idct_2x2: adds the DC term to the first pass and writes the
     /// 2×2 samples.
+    ///
+    /// Returns whether every build of libjpeg-turbo gives these samples. Its C code computes in
+    /// full-width integers and wraps out-of-range samples through its range-limit table; its SIMD
+    /// code (SSE2, which Debian's x86-64 build runs) multiplies the DC in 16 bits, shifts column 0
+    /// in 32 and saturates the samples. They agree, and agree with this, while the dequantized
+    /// DC fits 16 bits, column 0 stays under 2^16 and every sample lies within -384...383 before
+    /// the limit: any photo, but not every corrupt file. Where they differ the caller hands the
+    /// image to libjpeg-turbo (found by JPEGEighthScaleFuzzer, which checks the pixels against it).
     static func twoByTwoSecondPass(_ workspace: UnsafePointer<Int16>, dequantizedDC: Int,
-                                   into target: UnsafeMutablePointer<UInt8>, rowStride: Int) {
-        let dcTerm = Int32(truncatingIfNeeded: dequantizedDC << 2)
+                                   into target: UnsafeMutablePointer<UInt8>, rowStride: Int) -> Bool {
+        var agrees = dequantizedDC == Int(Int16(truncatingIfNeeded: dequantizedDC))
+        let dcTerm = dequantizedDC << 2
         for row in 0..<2 {
             let values = workspace + 5 * row
-            let even = Int(Int32(values[0]) &+ dcTerm) << 15
+            let columnZero = Int(values[0]) + dcTerm
+            let even = columnZero << 15
             let odd = oddPart(Int(values[1]), Int(values[2]), Int(values[3]), Int(values[4]))
-            target[row * rowStride] = rangeLimit((even + odd + (1 << 19)) >> 20)
-            target[row * rowStride + 1] = rangeLimit((even - odd + (1 << 19)) >> 20)
+            let left = (even + odd + (1 << 19)) >> 20, right = (even - odd + (1 << 19)) >> 20
+            target[row * rowStride] = rangeLimit(left)
+            target[row * rowStride + 1] = rangeLimit(right)
+            agrees = agrees && (-65536..<65536).contains(columnZero) && (-384...383).contains(left) && (-384...383).contains(right)
         }
+        return agrees
     }
 
     /// libjpeg's YCbCr→RGB tables (16-bit fixed point): Cr→R, Cb→B, Cr→G, Cb→G, 256 entries each.

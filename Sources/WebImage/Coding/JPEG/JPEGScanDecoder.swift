@@ -11,11 +11,12 @@ struct JPEGScanDecoder: Sendable {
     let bitCount: Int
     let restartOffsets: [Int]
     private let quantization: [Int32]
-    /// Per component and zigzag position (80 of them, as libjpeg's natural order has): the
-    /// weight of a coefficient there in the 2×2 inverse DCT's first pass (its quantizer times
-    /// the row's fixed-point factor, 0 where the pass does not look), and which of the pass's
-    /// ten sums it goes to.
-    private let twoByTwoWeights: [Int]
+    /// Per component and zigzag position (80 of them, as libjpeg's natural order has), for the
+    /// 2×2 inverse DCT's first pass: the quantizer of a coefficient there and the row's
+    /// fixed-point factor (both 0 where the pass does not look), and which of the pass's ten
+    /// sums it goes to.
+    private let twoByTwoQuantizers: [Int]
+    private let twoByTwoFactors: [Int]
     private let twoByTwoSums: [UInt8]
 
     init(layout: JPEGMCULayout, entropy: JPEGEntropyData) {
@@ -27,20 +28,22 @@ struct JPEGScanDecoder: Sendable {
         // Rows 0, 1, 3, 5, 7 of columns 0, 1, 3, 5, 7 feed the first pass (jpeg_idct_2x2).
         let columnSlots: [Int: Int] = [0: 0, 1: 1, 3: 2, 5: 3, 7: 4]
         let rowFactors: [Int: Int] = [0: 1 << 15, 1: 29692, 3: -10426, 5: 6967, 7: -5906]
-        var weights: [Int] = [], sums: [UInt8] = []
+        var quantizers: [Int] = [], factors: [Int] = [], sums: [UInt8] = []
         for component in layout.components {
             for zigzag in 0..<JPEGBaselineHeader.naturalOrder.count {
                 let position = JPEGBaselineHeader.naturalOrder[zigzag]
                 let (row, column) = position.quotientAndRemainder(dividingBy: 8)
                 guard position != 0, let slot = columnSlots[column], let factor = rowFactors[row] else {
-                    weights.append(0); sums.append(0)
+                    quantizers.append(0); factors.append(0); sums.append(0)
                     continue
                 }
-                weights.append(Int(component.quantization[position]) * factor)
+                quantizers.append(Int(component.quantization[position]))
+                factors.append(factor)
                 sums.append(UInt8(row == 0 ? slot : 5 + slot))
             }
         }
-        twoByTwoWeights = weights
+        twoByTwoQuantizers = quantizers
+        twoByTwoFactors = factors
         twoByTwoSums = sums
     }
 
@@ -66,8 +69,9 @@ struct JPEGScanDecoder: Sendable {
         let blocksAcross: Int, blocksDown: Int
         let samplesPerBlock: Int
         let firstDC: Int, firstWorkspace: Int
-        /// See ``JPEGScanDecoder/twoByTwoWeights``, this component's 80 entries.
-        let twoByTwoWeights: UnsafePointer<Int>
+        /// See ``JPEGScanDecoder/twoByTwoQuantizers``, this component's 80 entries; likewise the factors.
+        let twoByTwoQuantizers: UnsafePointer<Int>
+        let twoByTwoFactors: UnsafePointer<Int>
         let twoByTwoSums: UnsafePointer<UInt8>
     }
 
@@ -77,7 +81,8 @@ struct JPEGScanDecoder: Sendable {
         return Self.withTables(tables[...], []) { tables in
             data.withUnsafeBytes { data in
                 quantization.withUnsafeBufferPointer { quantization in
-                    twoByTwoWeights.withUnsafeBufferPointer { weights in
+                    twoByTwoQuantizers.withUnsafeBufferPointer { quantizers in
+                        twoByTwoFactors.withUnsafeBufferPointer { factors in
                         twoByTwoSums.withUnsafeBufferPointer { sums in
                             let stride = JPEGBaselineHeader.naturalOrder.count
                             let decoders = layout.components.enumerated().map { index, component in
@@ -86,7 +91,8 @@ struct JPEGScanDecoder: Sendable {
                                              blocksAcross: component.blocksAcross, blocksDown: component.blocksDown,
                                              samplesPerBlock: component.samplesPerBlock,
                                              firstDC: component.firstDC, firstWorkspace: component.firstWorkspace,
-                                             twoByTwoWeights: weights.baseAddress! + stride * index,
+                                             twoByTwoQuantizers: quantizers.baseAddress! + stride * index,
+                                             twoByTwoFactors: factors.baseAddress! + stride * index,
                                              twoByTwoSums: sums.baseAddress! + stride * index)
                             }
                             return decoders.withUnsafeBufferPointer { decoders in
@@ -98,6 +104,7 @@ struct JPEGScanDecoder: Sendable {
                                     }
                                 }
                             }
+                        }
                         }
                     }
                 }
@@ -169,7 +176,8 @@ struct JPEGScanDecoder: Sendable {
                     if decoder.samplesPerBlock == 1 {
                         guard reader.skipAC(decoder.ac) else { succeeded = false; break blocks }
                     } else {
-                        guard reader.decodeAC(decoder.ac, weights: decoder.twoByTwoWeights, sums: decoder.twoByTwoSums,
+                        guard reader.decodeAC(decoder.ac, quantizers: decoder.twoByTwoQuantizers, factors: decoder.twoByTwoFactors,
+                                              sums: decoder.twoByTwoSums,
                                               into: twoByTwoSums),
                               JPEGReducedIDCT.twoByTwoFirstPass(sums: twoByTwoSums,
                                                                 into: workspaces + decoder.firstWorkspace + 10 * block)
@@ -195,8 +203,11 @@ struct JPEGScanDecoder: Sendable {
         /// Writes the samples of the stretch of MCUs `mcus`, whose records start at `records`,
         /// into the components' planes, adding `dcDeltas` to every DC value. The planes hold
         /// the rows of MCU rows `firstMCURow` on.
+        /// - Returns: `false` where libjpeg-turbo's builds would not all give these samples (see
+        ///   ``JPEGReducedIDCT/twoByTwoSecondPass(_:dequantizedDC:into:rowStride:)``).
         func reconstruct(_ mcus: Range<Int>, records: UnsafeRawPointer, dcDeltas: SIMD4<Int16>,
-                         into planes: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>, firstMCURow: Int) {
+                         into planes: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>, firstMCURow: Int) -> Bool {
+            var agrees = true
             let layout = scan.layout
             let stride = layout.recordStride, workspaceOffset = layout.workspaceOffset, mcusAcross = layout.mcusAcross
             let planeWidths = SIMD4<Int>(layout.components.map(\.planeWidth) + [Int](repeating: 0, count: 4 - layout.components.count))
@@ -218,8 +229,9 @@ struct JPEGScanDecoder: Sendable {
                             if samples == 1 {
                                 target.pointee = JPEGReducedIDCT.oneByOne(dequantizedDC: dequantized)
                             } else {
-                                JPEGReducedIDCT.twoByTwoSecondPass(workspaces + decoder.firstWorkspace + 10 * block,
-                                                                   dequantizedDC: dequantized, into: target, rowStride: width)
+                                agrees = JPEGReducedIDCT.twoByTwoSecondPass(workspaces + decoder.firstWorkspace + 10 * block,
+                                                                            dequantizedDC: dequantized, into: target,
+                                                                            rowStride: width) && agrees
                             }
                         }
                     }
@@ -228,6 +240,7 @@ struct JPEGScanDecoder: Sendable {
                 mcuColumn += 1
                 if mcuColumn == mcusAcross { mcuColumn = 0; mcuRow += 1 }
             }
+            return agrees
         }
     }
 
