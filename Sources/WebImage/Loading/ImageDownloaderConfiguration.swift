@@ -118,7 +118,7 @@ public struct ImageDownloaderConfiguration: Sendable {
         set { http.trustedCertificatesPEM = newValue }
     }
 
-    /// Which HTTP versions to speak (``http``'s; another value than ``HTTPVersionPreference/auto``
+    /// Which HTTP versions to speak (``http``'s; another value than ``/WebImageHTTP/HTTPVersionPreference/auto``
     /// gives the downloader a connection pool of its own).
     public var httpVersion: ImageDownloader.HTTPVersion {
         get { http.httpVersion }
