@@ -14,8 +14,10 @@
 #
 # The symbol graphs (`swift package dump-symbol-graph`, public symbols) are extracted from a build
 # with the test build's flags (scripts/test.sh: release, -enable-testing), in the test build's
-# directory by default: after the tests only the extraction and the renders run (about a minute);
-# from nothing it is one release build of the package first.
+# directory by default, so after the tests little compiles again (SwiftPM's dump-symbol-graph
+# rebuilds HummingbirdCore and Hummingbird each time, with settings of its own). Measured here
+# (2 shared cores): 108 s right after a test build, 71 s for a run after that, 42 s when
+# --if-changed skips the render; from nothing, a release build of the package first (12-16 min).
 #
 # CI runs it with --if-changed: the inputs of the render (the symbol graphs of the three modules,
 # without source paths and line numbers, so only public declarations and their doc comments count;
@@ -43,7 +45,7 @@ docc=$(command -v docc || true)
 [ -x "$docc" ] || { echo "docs: no docc beside swift ($docc)" >&2; exit 1; }
 scripts/install-deps.sh
 
-# 1. The symbol graphs, from a build with the test build's flags (a no-op after scripts/test.sh).
+# 1. The symbol graphs, from a build with the test build's flags.
 flags=(--scratch-path "$scratch" -c release -Xswiftc -enable-testing)
 # SwiftPM 6.3 also tries the package's test modules, which a build without tests lacks, and exits
 # non-zero for them after writing every other graph: its status is not the verdict, the three
