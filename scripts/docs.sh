@@ -112,7 +112,7 @@ convert() {
         --output-path "$work/$module.doccarchive" \
         --transform-for-static-hosting --enable-experimental-external-link-support \
         --warnings-as-errors "$@" >&2 || {
-        echo "docs: FAILED: $module's documentation has warnings (above); fix them or run scripts/docs.sh again" >&2
+        echo "docs: FAILED: $module's documentation has warnings (above): fix them, then run scripts/docs.sh" >&2
         exit 1
     }
 }
