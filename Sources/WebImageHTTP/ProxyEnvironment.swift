@@ -95,7 +95,7 @@ public struct HTTPProxySettings: Sendable, Hashable {
         lhs.httpProxy == rhs.httpProxy && lhs.httpsProxy == rhs.httpsProxy && lhs.noProxy == rhs.noProxy
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(httpProxy)
         hasher.combine(httpsProxy)

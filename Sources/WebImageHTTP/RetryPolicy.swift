@@ -56,7 +56,7 @@ public struct HTTPRetryPolicy: Sendable, Hashable {
             && lhs.jitter == rhs.jitter
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(maxRetries)
         hasher.combine(baseDelay)

@@ -16,7 +16,8 @@ public typealias ServerTrustEvaluator = @Sendable (_ host: String, _ certificate
 
 /// What an https server must show besides (or instead of) the usual certificate validation:
 /// public-key pins and a trust hook. A connection that fails them is closed before a request
-/// is written, with ``HTTPLoadError/untrustedCertificate(_:)`` (permanent: not retried).
+/// is written, with an untrusted-certificate error (permanent: not retried; through WebImage,
+/// `WebImageError.untrustedCertificate`).
 public struct ServerTrust: Sendable {
     /// Base64 SHA-256 hashes of certificates' SubjectPublicKeyInfo, by lowercased host, as
     /// HPKP's `pin-sha256` and OkHttp's `sha256/…` (the prefix is optional); the key `"*"`

@@ -68,6 +68,8 @@ public struct ImageParameters: Sendable, Hashable {
     /// Parses a raw (percent-encoded) query string: the presets named by `preset` apply left to
     /// right, then the request's own parameters override them.
     /// - Parameters:
+    ///   - query: the query as sent, after the `?` and still percent-encoded (`+` is kept, not
+    ///     read as a space).
     ///   - presets: the service's `--preset` definitions.
     ///   - presetsOnly: `--presets-only`: any parameter other than `url`, `preset`, `format` and `sig` is refused.
     /// - Throws: ``ServiceError`` 400 for an unknown, repeated, missing or malformed parameter, or
@@ -121,7 +123,7 @@ public struct ImageParameters: Sendable, Hashable {
         /// `gravity` (or `focus`, which overrides it): which part a `cover` crop keeps and where
         /// `pad` places the image.
         public var gravity: ImageTransformers.Gravity = .center
-        /// `gravity=smart`: a `cover` crop keeps the most salient region (``ImageTransformers/SmartCrop``).
+        /// `gravity=smart`: a `cover` crop keeps the most salient region (``/WebImage/ImageTransformers/SmartCrop``).
         public var smartGravity: Bool = false
         /// `dpr`, 1...5: the factor `w` and `h` were multiplied by.
         public var dpr: Double = 1.0

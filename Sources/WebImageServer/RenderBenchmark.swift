@@ -6,7 +6,7 @@ import Foundation
 import WebImage
 
 /// The service's render of one `GET /image` (decode, resize, encode, through the same
-/// ``ImageRenderer`` the service runs) with no HTTP and no fetch: what `webimage bench-render`
+/// renderer the service runs) with no HTTP and no fetch: what `webimage bench-render`
 /// times as the ceiling the service's throughput is compared with.
 public struct RenderBenchmark: Sendable {
     private let renderer: ImageRenderer

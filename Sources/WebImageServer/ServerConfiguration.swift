@@ -6,7 +6,7 @@ import Foundation
 import WebImage
 
 /// The credentials `s3://` sources and the result store are signed with (the library's
-/// ``S3Configuration/Credentials``).
+/// ``/WebImage/S3Configuration/Credentials``).
 public typealias S3Credentials = S3Configuration.Credentials
 
 /// Everything `webimage serve` can be told: flags, a config file or environment variables all end

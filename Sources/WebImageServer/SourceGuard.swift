@@ -33,6 +33,8 @@ public struct SourceGuard: Sendable {
 
     /// A guard with the service's settings.
     /// - Parameters:
+    ///   - allowPrivateSources: `--allow-private-sources`: no address is refused for not being
+    ///     public, for any host (the allowed-source list still applies).
     ///   - privateSourceHosts: `--allow-private-source` entries, `HOST` or `HOST:PORT`.
     ///   - allowedSourcePrefixes: `--allowed-source` prefixes (see ``SourceAllowList``).
     /// - Throws: ``ServiceError`` for a malformed entry or prefix.
@@ -101,13 +103,13 @@ public struct SourceGuard: Sendable {
         return nil
     }
 
-    /// The connect-time check (``ImageDownloader/ConnectAddressPolicy``): whether a connection to `address`,
+    /// The connect-time check (``/WebImage/ImageDownloader/ConnectAddressPolicy``): whether a connection to `address`,
     /// which `host` resolved to, may be opened.
     public func allowsConnection(host: String, port: Int, address: SocketAddress) -> Bool {
         allowsPrivate || isListed(host: host, port: port) || Self.isPublic(address)
     }
 
-    /// The redirect check (``DownloadRedirectPolicy``): a hop goes to http or https only (never
+    /// The redirect check (``/WebImage/ImageDownloader/RedirectPolicy``): a hop goes to http or https only (never
     /// to a local file), on the list and through the private-address guard.
     public func allowsRedirect(from: URL, to: URL) -> Bool {
         guard let scheme = to.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }

@@ -37,14 +37,14 @@ public final class AnimatedImage: Sendable {
     public var canvasHeight: Int { source.canvasHeight }
     /// Whether the file declares transparency.
     public var hasAlpha: Bool { source.hasAlpha }
-    /// ``DecodedImage.AnimationTruncation/frameCount`` when the file has more frames than ``DecodeOptions/maxFrameCount``.
+    /// ``DecodedImage/AnimationTruncation/frameCount`` when the file has more frames than ``DecodeOptions/maxFrameCount``.
     public let truncation: DecodedImage.AnimationTruncation?
     /// The options frames are decoded with.
     public let options: DecodeOptions
     /// Transformers applied to each frame as it is decoded, in order.
     public let transformers: [any ImageTransformer]
     /// The default byte budget of a player's frame buffer for this animation
-    /// (``AnimatedImagePlayer.BufferBudget/defaultBytes(frameBytes:frameCount:)``); a memory cache counts
+    /// (``AnimatedImagePlayer/BufferBudget/defaultBytes(frameBytes:frameCount:)``); a memory cache counts
     /// this, not every frame.
     public let bufferBudget: Int
 

@@ -6,7 +6,7 @@ import Foundation
 
 /// Plays an ``AnimatedImage`` (SDWebImage's `SDAnimatedImagePlayer`), platform-neutral: the
 /// consumer calls ``update()`` whenever it can show a frame (a display link, a timer, a
-/// terminal redraw) and shows ``currentFrame``; the player decides from its ``AnimatedImagePlayer.Clock``
+/// terminal redraw) and shows ``currentFrame``; the player decides from its ``AnimatedImagePlayer/Clock``
 /// which frame is due.
 ///
 /// - Timing: each frame shows for its duration (durations under 11 ms count as 100 ms, as
@@ -70,6 +70,9 @@ public final class AnimatedImagePlayer: Sendable {
 
     /// Creates a paused player at frame 0.
     /// - Parameters:
+    ///   - animation: the animation to play; its frames are decoded as playback needs them.
+    ///   - clock: the time playback follows; ``AnimatedImagePlayer/SystemClock`` by default, a
+    ///     display link's timestamps or a test's clock otherwise.
     ///   - bufferBytes: the frame buffer's budget; `nil` for the animation's default
     ///     (``AnimatedImage/bufferBudget``). At least one frame is always buffered.
     public init(animation: AnimatedImage, clock: any AnimatedImagePlayer.Clock = AnimatedImagePlayer.SystemClock(), bufferBytes: Int? = nil) throws {

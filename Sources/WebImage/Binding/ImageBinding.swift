@@ -55,7 +55,7 @@ public final class ImageBinding {
     ///   target unless ``ImageLoadOptions/avoidAutoSetImage`` is given (then `completion`
     ///   decides what to show); the image comes with the target's ``ImageTarget/imageTransition``
     ///   unless it came from the memory cache. An animation decoded lazily also gets a playing
-    ///   ``AnimatedImagePlayer`` when the target is an ``ImageBinding.AnimatedTarget``.
+    ///   ``AnimatedImagePlayer`` when the target is an ``ImageBinding/AnimatedTarget``.
     /// - When the load fails, `failureImage` is shown (unless ``ImageLoadOptions/avoidAutoSetImage``),
     ///   else the delayed placeholder.
     /// - `completion` is called on the main actor when the load ends, but not when it was

@@ -15,14 +15,14 @@ import Darwin
 ///   collisions), keeping the key's image extension.
 /// - Writes go to a temporary file in the same directory and are renamed into place, so a reader
 ///   sees the old entry or the new one, never half of one; each file carries a checksum trailer
-///   (``DiskCacheEntryFormat``), so a torn or corrupt file reads as a miss and is removed.
+///   (the cache's own entry format), so a torn or corrupt file reads as a miss and is removed.
 /// - Only files the cache made are indexed, counted, trimmed, expired or removed: entry names
 ///   (a SHA-256 in hex, with an image extension) and temporary names (`.tmp-…`). Anything else in
 ///   the directory is left alone. Directories are created 0700 and files 0600 by default.
 /// - An in-memory index (size, last access, creation), built from a directory scan on first use,
 ///   answers reads. The size limit (``DiskCacheConfiguration/maxSize``) holds across processes
-///   sharing the directory: every write and removal updates a shared size journal
-///   (``DiskCacheJournal``), and when it goes over the limit the trim measures the directory,
+///   sharing the directory: every write and removal updates a size journal kept in the
+///   directory and shared by every process using it, and when it goes over the limit the trim measures the directory,
 ///   not only this process's index, and removes the least recently used entries of every writer.
 /// - A write in progress holds an exclusive `flock` on its temporary file, so a scan in any
 ///   process (in any PID namespace) removes only temporary files whose writer died.

@@ -7,13 +7,13 @@ import Foundation
 /// The two-level image cache the manager uses: decoded images in a ``MemoryCache``, encoded
 /// bytes in a ``DiskCache``.
 ///
-/// A disk hit is decoded off the caller's task, within the process's CPU budget
-/// (``WorkQueue/cpu``), and promoted to memory; the manager asks for the bytes instead
+/// A disk hit is decoded off the caller's task, within the process's CPU budget (a slot per
+/// core, shared with the manager's decodes), and promoted to memory; the manager asks for the bytes instead
 /// (``ImageCacheQueryOptions/undecoded``) and decodes them in its own decode stage. Concurrent
 /// queries of the same key share one disk read, and with the same decode options one decode
-/// (``SharedWork``: at the highest priority among them, stopped when the last one is cancelled).
-/// Disk reads and writes take a slot of the process's blocking-I/O budget
-/// (``WorkQueue/blockingIO``), encodes one of the CPU budget.
+/// (run at the highest priority among them, and stopped when the last one is cancelled).
+/// Disk reads and writes take a slot of the process's blocking-I/O budget, encodes one of the
+/// CPU budget.
 public final class ImageCache: ImageCaching {
     /// The cache loads use unless told otherwise (namespace `default`).
     public static let shared = ImageCache(diskCache: DiskCache(configuration: DiskCacheConfiguration(
@@ -36,9 +36,15 @@ public final class ImageCache: ImageCaching {
     private let inFlight = SharedWorkPool<CacheReadKey>()
 
     /// Creates a cache from its parts.
-    /// - Parameter memoryPressure: the control group whose memory pressure empties the memory
-    ///   cache (polled every two seconds while the cache lives); `nil` to never shed. Nothing
-    ///   is polled when the group has no memory limit.
+    /// - Parameters:
+    ///   - memoryCache: decoded images by key (``memoryCache``); a new, empty ``MemoryCache`` by default.
+    ///   - diskCache: encoded bytes by key (``diskCache``).
+    ///   - coders: decodes disk hits and encodes images that have no original bytes (``coders``).
+    ///   - serializer: chooses what bytes go to disk (``serializer``); by default the original
+    ///     bytes when there are any, else an encode (``DefaultCacheSerializer``).
+    ///   - memoryPressure: the control group whose memory pressure empties the memory
+    ///     cache (polled every two seconds while the cache lives); `nil` to never shed. Nothing
+    ///     is polled when the group has no memory limit.
     public init(memoryCache: MemoryCache<String, DecodedImage> = MemoryCache(), diskCache: DiskCache,
                 coders: ImageCodersManager = .shared, serializer: any CacheSerializer = DefaultCacheSerializer(),
                 memoryPressure: CgroupMemory? = .current) {

@@ -25,13 +25,13 @@ public struct DecodeOptions: Sendable, Hashable {
     ///
     /// Checked before each frame is decoded: a frame that would not fit is never decoded, and the
     /// image comes back with the frames that fit and ``DecodedImage/truncation`` set to
-    /// ``DecodedImage.AnimationTruncation/byteLimit``; no error is thrown. The first frame is always decoded
+    /// ``DecodedImage/AnimationTruncation/byteLimit``; no error is thrown. The first frame is always decoded
     /// (``pixelLimit`` bounds it, as for a still image). A thumbnail composes every frame at full
     /// size before shrinking it, so it also stops once the full-size frames composed pass
     /// ``thumbnailWorkFactor`` × this limit: a bound on time, as the limit itself bounds memory.
     public var animationByteLimit: Int
     /// The most frames an animation may have; the decode stops before the frame past it and sets
-    /// ``DecodedImage/truncation`` to ``DecodedImage.AnimationTruncation/frameCount`` (no error is thrown).
+    /// ``DecodedImage/truncation`` to ``DecodedImage/AnimationTruncation/frameCount`` (no error is thrown).
     public var maxFrameCount: Int
     /// The scale given to the decoded image (2 for `@2x` assets).
     public var scale: Double
@@ -42,7 +42,7 @@ public struct DecodeOptions: Sendable, Hashable {
     /// Keep the pixels in the colour space the file declares: no ICC profile, PNG `gAMA`/`cHRM`
     /// or ICC-managed CMYK conversion, the plain decode (the profile is then kept in
     /// ``DecodedImage/iccProfile`` and re-embedded by the encoders). `false` (the default)
-    /// converts to sRGB with Little CMS; see ``ColorConversion``.
+    /// converts to sRGB with Little CMS.
     public var keepsColors: Bool
 
     /// 100 megapixels: 400 MB of RGBA8, far above any photo a camera takes, far below what hurts.

@@ -79,7 +79,9 @@ public final class ImageCodersManager: ImageCoder {
     }
 
     /// The first coder's incremental decoder for `format`, whose images get the orientation and
-    /// scale ``decode(_:options:)`` gives (see ``CancellableIncrementalDecoder`` for stopping it).
+    /// scale ``decode(_:options:)`` gives. A progressive load through ``ImageManager`` stops it in
+    /// the middle of an update when the load is cancelled (the library's own cancellation flag,
+    /// checked between bands of rows).
     public func makeIncrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? {
         for coder in coders {
             if let decoder = coder.makeIncrementalDecoder(for: format, options: options) {

@@ -1,7 +1,7 @@
 /// The EXIF orientation of an image: how its stored pixels must be turned to show upright.
 ///
 /// Decoders report it and leave the pixels as stored; ``DecodeOptions/applyOrientation`` or
-/// ``OrientationTransformer`` turn them.
+/// ``ImageTransformers/Orientation`` turn them.
 public enum ImageOrientation: Int, Sendable, Hashable, CaseIterable, Codable {
     /// Stored upright (EXIF 1).
     case up = 1

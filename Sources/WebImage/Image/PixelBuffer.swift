@@ -21,7 +21,7 @@ public final class PixelBuffer: Sendable {
 
     /// Allocates `count` bytes and lets `initialize` fill them.
     ///
-    /// Large buffers come from ``PixelAllocator``: reused when a recently freed buffer fits, else
+    /// Large buffers come from the library's pixel allocator: reused when a recently freed buffer fits, else
     /// fresh memory that the kernel may back with huge pages, so a 48 MB bitmap costs a handful of
     /// page faults instead of twelve thousand.
     /// - Throws: ``WebImageError/tooLarge(_:)`` when the memory cannot be had, or whatever

@@ -10,15 +10,15 @@ import WebImageHTTP
 ///
 /// Each loader has its own connection pool; ``shared`` lives for the process, other loaders
 /// must be ended with ``shutdown()``. Redirects are followed here (at most
-/// ``Configuration/maxRedirects``), not by the client, so that no header the caller set (credentials,
+/// ``/WebImageHTTP/HTTPClientSettings/maxRedirects``), not by the client, so that no header the caller set (credentials,
 /// cookies, API keys, conditional headers) reaches another origin: a hop to another origin sends
 /// the default headers only. A redirect from https to plain http is refused unless
-/// ``Configuration/allowsInsecureRedirects``; ``Configuration/redirectPolicy`` sees every hop first.
+/// ``/WebImageHTTP/HTTPClientSettings/allowsInsecureRedirects``; ``/WebImageHTTP/HTTPClientSettings/redirectPolicy`` sees every hop first.
 /// Header names and values are checked before anything is sent (``WebImageError/invalidRequest(_:)``),
 /// and TLS is 1.2 at least.
 public final class HTTPImageLoader: ImageLoader {
     /// How the loader talks HTTP: the HTTP stack's settings, declared once there (see
-    /// ``WebImageHTTP/HTTPClientSettings``); `Configuration()` starts from ``ImageLoaderDefaults``.
+    /// ``/WebImageHTTP/HTTPClientSettings``); `Configuration()` starts from ``ImageLoaderDefaults``.
     public typealias Configuration = HTTPClientSettings
 
     /// The process-wide loader with the default configuration; never shut down.

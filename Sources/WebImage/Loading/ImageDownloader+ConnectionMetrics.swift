@@ -3,7 +3,7 @@ import WebImageHTTP
 
 extension ImageDownloader {
     /// How the HTTP connections to one origin were used (``ImageDownloader/connectionMetrics()``):
-    /// the HTTP stack's counts (see ``WebImageHTTP/ConnectionCounts``).
+    /// the HTTP stack's counts (see ``/WebImageHTTP/ConnectionCounts``).
     public typealias ConnectionMetrics = ConnectionCounts
 }
 

@@ -1,11 +1,11 @@
 import WebImageHTTP
 
 extension ImageDownloader {
-    /// Decides whether a server's certificate chain is trusted (see ``WebImageHTTP/ServerTrustEvaluator``);
+    /// Decides whether a server's certificate chain is trusted (see ``/WebImageHTTP/ServerTrustEvaluator``);
     /// a refusal fails the load with ``WebImageError/untrustedCertificate(_:)``.
     public typealias ServerTrustEvaluator = WebImageHTTP.ServerTrustEvaluator
 
-    /// Public-key pins and a trust hook for https servers (see ``WebImageHTTP/ServerTrust``); a
+    /// Public-key pins and a trust hook for https servers (see ``/WebImageHTTP/ServerTrust``); a
     /// connection that fails them fails the load with ``WebImageError/untrustedCertificate(_:)``.
     public typealias ServerTrust = WebImageHTTP.ServerTrust
 

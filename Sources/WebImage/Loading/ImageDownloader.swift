@@ -8,7 +8,7 @@ import Foundation
 /// ``ImageDownloaderConfiguration/maxConcurrentDownloads`` at once, in priority then FIFO/LIFO order.
 ///
 /// Routes by scheme: http/https go through ``HTTPImageLoader`` (queued, coalesced); file and data
-/// URLs go through ``FileImageLoader`` and ``DataURLLoader`` (coalesced but not queued: they take
+/// URLs go through the library's file and `data:` loaders (coalesced but not queued: they take
 /// no slot and ignore ``suspend()``). As an ``ImageLoader`` it is the manager's default loader.
 /// It is where a manager's loads are coalesced: their decode stages join its downloads, with
 /// the same key as a direct ``download(_:options:)``, and a custom ``ImageLoader`` given to the
@@ -63,7 +63,7 @@ public final class ImageDownloader: ImageLoader {
     ///
     /// `progress` gets the bytes received so far and the expected total, if known; `completion`
     /// runs exactly once, with the body (or a 304's response) or the error, including
-    /// ``WebImageError/cancelled`` after ``DownloadToken/cancel()``. Both run on the thread that
+    /// ``WebImageError/cancelled`` after ``ImageDownloader/Token/cancel()``. Both run on the thread that
     /// produced the event (an event loop, for http), so they must return quickly and not block:
     /// hand longer work to a task or a queue. No thread hop stands between the network and the
     /// handler, which makes this the cheapest way to take many downloads.
@@ -73,7 +73,7 @@ public final class ImageDownloader: ImageLoader {
     /// completes before this returns. A caller that joins a running download hears of its
     /// progress from then on.
     ///
-    /// The returned token cancels and re-prioritises like any other; its ``DownloadToken/events``
+    /// The returned token cancels and re-prioritises like any other; its ``ImageDownloader/Token/events``
     /// stream is empty. `options.reportsProgress` is ignored: passing `progress` asks for it.
     @discardableResult
     public func download(_ request: ImageLoadRequest, options: ImageDownloader.Options = ImageDownloader.Options(),

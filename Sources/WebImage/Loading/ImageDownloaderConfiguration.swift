@@ -12,12 +12,12 @@ extension ImageDownloader {
     /// Inspects a response head; return `false` to reject it (the load fails with ``WebImageError/rejected(_:)``).
     public typealias ResponseModifier = @Sendable (ImageLoadResponse) -> Bool
 
-    /// Sees a redirect before it is followed (see ``WebImageHTTP/HTTPRedirectPolicy``); a refusal
+    /// Sees a redirect before it is followed (see ``/WebImageHTTP/HTTPRedirectPolicy``); a refusal
     /// fails the load with ``WebImageError/rejected(_:)``.
     public typealias RedirectPolicy = HTTPRedirectPolicy
 
     /// Decides whether a connection may be opened to an address a host resolved to (an SSRF
-    /// guard; see ``WebImageHTTP/ConnectAddressPolicy``); a refusal fails the load with
+    /// guard; see ``/WebImageHTTP/ConnectAddressPolicy``); a refusal fails the load with
     /// ``WebImageError/rejected(_:)`` before any connection is made.
     public typealias ConnectAddressPolicy = WebImageHTTP.ConnectAddressPolicy
 }
@@ -57,7 +57,7 @@ extension ImageDownloader {
 ///
 /// Its HTTP settings are ``http``, read and written as the configuration's own
 /// (`configuration.maxBodySize`, `configuration.proxy`, `configuration.redirectPolicy`...: every
-/// property of ``WebImageHTTP/HTTPClientSettings``), declared there once for the downloader and
+/// property of ``/WebImageHTTP/HTTPClientSettings``), declared there once for the downloader and
 /// for ``HTTPImageLoader``.
 @dynamicMemberLookup
 public struct ImageDownloaderConfiguration: Sendable {
@@ -76,7 +76,7 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Send ``credentials`` over plain http too, where anyone on the path can read them. Off by default.
     public var allowsCredentialsOverHTTP: Bool
     /// Store `Set-Cookie` answers and send them back to the same origin (an in-memory jar per
-    /// downloader). The jar keeps origin-bound session cookies (see ``CookieJar``): `Path`,
+    /// downloader). The jar keeps origin-bound session cookies (the HTTP stack's cookie jar): `Path`,
     /// `Domain` and `Expires` are ignored, `Max-Age=0` deletes, and it is bounded in count and size.
     public var cookiesEnabled: Bool
     /// Connections kept open per scheme, host and port when the downloader has a pool of its own;
@@ -118,7 +118,7 @@ public struct ImageDownloaderConfiguration: Sendable {
         set { http.trustedCertificatesPEM = newValue }
     }
 
-    /// Which HTTP versions to speak (``http``'s; another value than ``HTTPVersionPreference/auto``
+    /// Which HTTP versions to speak (``http``'s; another value than ``/WebImageHTTP/HTTPVersionPreference/auto``
     /// gives the downloader a connection pool of its own).
     public var httpVersion: ImageDownloader.HTTPVersion {
         get { http.httpVersion }

@@ -10,34 +10,34 @@ import WebImageHTTP
 // the callers as they are, with no conversion per event. These are their names here.
 
 /// How urgently a load should run: `veryLow` (-2) to `veryHigh` (2). Higher priorities jump
-/// queues; over HTTP/2 a load's priority becomes its stream's weight (see ``WebImageHTTP/HTTPLoadRequest/Priority``).
+/// queues; over HTTP/2 a load's priority becomes its stream's weight (see ``/WebImageHTTP/HTTPLoadRequest/Priority``).
 public typealias LoadPriority = HTTPLoadRequest.Priority
 
 /// Validators of a stored copy (`etag`, `lastModified`), sent as `If-None-Match` /
-/// `If-Modified-Since` to revalidate it (see ``WebImageHTTP/HTTPLoadRequest/Validators``).
+/// `If-Modified-Since` to revalidate it (see ``/WebImageHTTP/HTTPLoadRequest/Validators``).
 public typealias CacheValidators = HTTPLoadRequest.Validators
 
 /// What to load and how: the input of an ``ImageLoader``. The URL is http, https, file or data;
 /// a zero or negative `timeout` fails the load with ``WebImageError/invalidRequest(_:)``, a passed
 /// `resourceTimeout` with ``WebImageError/timedOut``; `validators` make a 304 complete with
 /// `ImageLoadEvent.notModified(_:)`; `wantsPartialData` delivers `ImageLoadEvent.partialData(_:)`
-/// as bytes arrive (for progressive decoding). See ``WebImageHTTP/HTTPLoadRequest``.
+/// as bytes arrive (for progressive decoding). See ``/WebImageHTTP/HTTPLoadRequest``.
 public typealias ImageLoadRequest = HTTPLoadRequest
 
 /// What the server (or file system) said about the data: the final URL, the HTTP status (`nil`
 /// for file and data URLs), the headers (names lowercased), the announced length, and from them
-/// `mimeType` and `validators` (see ``WebImageHTTP/HTTPLoadResponse``).
+/// `mimeType` and `validators` (see ``/WebImageHTTP/HTTPLoadResponse``).
 public typealias ImageLoadResponse = HTTPLoadResponse
 
 /// One thing that happened during a load: `response`, `progress(received:expected:)`,
 /// `partialData` (when asked for), then `completed(_:_:)` or, for a revalidation the server
-/// confirmed (HTTP 304), `notModified(_:)` (see ``WebImageHTTP/HTTPLoadEvent``).
+/// confirmed (HTTP 304), `notModified(_:)` (see ``/WebImageHTTP/HTTPLoadEvent``).
 public typealias ImageLoadEvent = HTTPLoadEvent
 
 /// Loads the bytes behind a URL: the network stage of the pipeline.
 ///
 /// `load` returns at once; the stream delivers events and ends after exactly one
-/// ``ImageLoadEvent/completed(_:_:)`` or ``ImageLoadEvent/notModified(_:)``, or finishes by throwing a
+/// ``/WebImageHTTP/HTTPLoadEvent/completed(_:_:)`` or ``/WebImageHTTP/HTTPLoadEvent/notModified(_:)``, or finishes by throwing a
 /// ``WebImageError``. Cancelling the task that iterates the stream, or dropping the stream, cancels
 /// the load (for a shared download: detaches this caller only).
 public protocol ImageLoader: Sendable {

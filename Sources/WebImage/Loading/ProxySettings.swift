@@ -1,7 +1,7 @@
 import WebImageHTTP
 
 extension ImageDownloader {
-    /// Which HTTP proxy requests go through (see ``HTTPProxySettings``). A proxy that answers 407
+    /// Which HTTP proxy requests go through (see ``/WebImageHTTP/HTTPProxySettings``). A proxy that answers 407
     /// fails the load with ``WebImageError/proxyAuthenticationRequired(_:)``; one that cannot be
     /// used, with ``WebImageError/invalidRequest(_:)``.
     public typealias ProxySettings = HTTPProxySettings

@@ -3,7 +3,7 @@ extension Bitmap {
     ///
     /// Returns `self` without copying when the clipped rectangle is the whole bitmap.
     /// - Throws: ``WebImageError/corruptData(_:)`` when the rectangle does not overlap the bitmap
-    ///   (see ``CropTransformer`` for why that case), ``WebImageError/tooLarge(_:)`` when memory runs out.
+    ///   (see ``ImageTransformers/Crop`` for why that case), ``WebImageError/tooLarge(_:)`` when memory runs out.
     public func cropped(x: Int, y: Int, width: Int, height: Int) throws -> Bitmap {
         // Clip in a way that cannot overflow whatever the caller passes.
         let left = Swift.max(0, x)

@@ -4,7 +4,7 @@ extension ImageTransformers {
     /// Nested pipelines are flattened, so ``transformers`` always lists the single steps and the
     /// manager can cache and share every prefix of the chain (`a`, `a|b`, `a|b|c`).
     public struct Pipeline: ImageTransformer {
-        /// The steps, in the order they run; never a ``PipelineTransformer`` itself.
+        /// The steps, in the order they run; never a ``ImageTransformers/Pipeline`` itself.
         public let transformers: [any ImageTransformer]
 
         /// Creates a pipeline running `transformers` in order.

@@ -40,7 +40,7 @@ public enum WebImageError: Error, Sendable, Hashable {
     case fileSystem(String)
     /// The server's TLS certificate was not trusted (self-signed, expired, another host's, an
     /// unknown authority). Permanent: the same server presents the same certificate next time.
-    /// Only ``HTTPImageLoader/Configuration/allowsInvalidCertificates`` lets such a load through.
+    /// Only ``/WebImageHTTP/HTTPClientSettings/allowsInvalidCertificates`` lets such a load through.
     case untrustedCertificate(String)
     /// The request cannot be sent as given: a header name or value that is not valid HTTP (a line
     /// break, a control character), a timeout that is not positive. Permanent: sending it again

@@ -5,7 +5,7 @@ import Foundation
 #endif
 import Instrumentation
 
-/// A request as any HTTP framework can hand it to ``WebImageService/respond(to:)``: the method,
+/// A request as any HTTP framework can hand it to ``WebImageService/respond(to:logger:)``: the method,
 /// the path below where the service is mounted (`/image`, `/info`), the raw query as sent (the
 /// signature covers it byte for byte), and the headers the service reads (`Accept`,
 /// `If-None-Match`, `traceparent`...).
@@ -38,7 +38,7 @@ public struct ServiceRequest: Sendable {
     }
 }
 
-/// What ``WebImageService/respond(to:)`` answers: status, headers and body, for the framework to send.
+/// What ``WebImageService/respond(to:logger:)`` answers: status, headers and body, for the framework to send.
 public struct ServiceResponse: Sendable {
     /// The HTTP status code.
     public var status: Int

@@ -29,6 +29,8 @@ public final class WebImageService: Sendable {
 
     /// A service with `configuration`.
     /// - Parameters:
+    ///   - configuration: the service's settings, as `webimage serve` resolves them from flags,
+    ///     environment and a config file (``ServerConfiguration/resolve(_:environment:memory:)``).
     ///   - logger: for what happens outside a request (background writes); requests log to the logger they are answered with.
     ///   - metricsFactory: where its instruments are made; `nil`: `MetricsSystem.factory`.
     ///   - tracer: where its spans go; `nil`: `InstrumentationSystem.tracer`.
@@ -43,7 +45,7 @@ public final class WebImageService: Sendable {
         service = try ImageService(configuration: configuration, metrics: metrics, tracer: tracer, logger: logger)
     }
 
-    /// Answers `request`: `/image` (``ImageParameters``), `/info` (``ImageInfo`` as JSON:
+    /// Answers `request`: `/image` (``ImageParameters``), `/info` (``/WebImage/ImageInfo`` as JSON:
     /// `format`, `width`, `height`, `frames`, `orientation` (EXIF 1-8), `hasAlpha`, `bytes`,
     /// `colorProfile`, the profile's description or null); anything else is 404, a method
     /// other than `GET` or `HEAD` 405. A `HEAD` is answered as its `GET` (the framework drops
