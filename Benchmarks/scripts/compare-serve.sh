@@ -315,6 +315,8 @@ print(f"  vs thumbor  1 MP: {s1 / t1:.1f}x (goal >= 3x: {verdict(s1 >= 3 * t1)})
 print(f"  vs image_filter: 12 MP {s12 / f12:.1f}x, 1 MP {s1 / f1:.1f}x (goal >= 2x: {verdict(s12 >= 2 * f12 and s1 >= 2 * f1)})")
 print(f"  vs the same renders without HTTP: 12 MP {s12 / c12:.2f}, 1 MP {s1 / c1:.2f} (goal >= 0.8: {verdict(s12 >= 0.8 * c12 and s1 >= 0.8 * c1)};"
       f" issue #30's goal >= 0.9: {verdict(s12 >= 0.9 * c12 and s1 >= 0.9 * c1)})")
+print(f"  issue #42 (with DISK=1): vs thumbor 12 MP {s12 / t12:.1f}x (goal >= 8x: {verdict(s12 >= 8 * t12)}),"
+      f" serve/bench-render 12 MP {s12 / c12:.2f} (goal >= 0.9: {verdict(s12 >= 0.9 * c12)})")
 print(f"  peak RSS under 64 connections (12 MP): {peak_kb / 1024:.0f} MiB")
 # Per request on the cores the service used: the rate's reciprocal times the cores, as CPU time.
 import os
