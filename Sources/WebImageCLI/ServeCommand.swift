@@ -88,8 +88,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-source-bytes"), help: "Largest source body accepted, bytes (default 52428800); larger: 413.")
     var maxSourceBytes: Int?
 
-    @Option(name: .customLong("max-source-pixels"), help: "Most pixels a source may have (default 100000000); more: 413.")
+    @Option(name: .customLong("max-source-pixels"),
+            help: "Most pixels a source may have, an animation's rendered frames counted (default 100000000); more: 413.")
     var maxSourcePixels: Int?
+
+    @Option(name: .customLong("max-animation-frames"),
+            help: "Most frames of an animation rendered; more are cut to the first N (default 500).")
+    var maxAnimationFrames: Int?
+
+    @Option(name: .customLong("max-result-pixels"),
+            help: "Most pixels an output may have, every frame counted (default 100000000); more: 422.")
+    var maxResultPixels: Int?
 
     @Option(help: "Image renders admitted at once, running or queued (default 64); more: 503 with Retry-After.")
     var concurrency: Int?
@@ -144,6 +153,8 @@ struct ServeCommand: AsyncParsableCommand {
         flags.resultStore = resultStore
         flags.maxSourceBytes = maxSourceBytes
         flags.maxSourcePixels = maxSourcePixels
+        flags.maxAnimationFrames = maxAnimationFrames
+        flags.maxResultPixels = maxResultPixels
         flags.concurrency = concurrency
         flags.cacheControlMaxAge = cacheControlMaxAge
         flags.renderTimeout = renderTimeout

@@ -76,7 +76,7 @@ final class ImageService: Sendable {
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit,
-                                 settings: try RenderSettings(configuration, coders: coders))
+                                 settings: try RenderSettings(configuration, coders: coders), limits: RenderLimits(configuration))
         renderMemory = RenderMemoryBudget(capacity: configuration.renderBudgetBytes)
         renderTimeouts = FixedDelayTimer(delay: configuration.renderTimeout)
         encodable = Set(FormatNegotiation.autoFormatCandidates.filter { coders.canEncode($0) })
@@ -211,12 +211,14 @@ final class ImageService: Sendable {
         let start = ContinuousClock.now
         let source = try await source(for: parameters.url)
         let fetched = ContinuousClock.now
+        // The limits, from the header, before any memory is taken: 413 or 422.
+        let frames = try renderer.limits.check(source.data, parameters: parameters, choice: choice)
         // A header whose size cannot be read takes the whole budget, and a pixel limit that keeps it within.
         let estimate = RenderEstimate.bytes(source: source.data, parameters: parameters, choice: choice,
-                                            animationByteLimit: configuration.animationByteLimit)
+                                            animationByteLimit: configuration.animationByteLimit, frames: frames)
         let renderer = estimate != nil ? self.renderer : ImageRenderer(
             coders: self.renderer.coders, maxSourcePixels: min(self.renderer.maxSourcePixels, renderMemory.capacity / 10),
-            animationByteLimit: self.renderer.animationByteLimit, settings: self.renderer.settings)
+            animationByteLimit: self.renderer.animationByteLimit, settings: self.renderer.settings, limits: self.renderer.limits)
         let reserved = estimate ?? renderMemory.capacity
         try await renderMemory.acquire(reserved)
         defer { renderMemory.release(reserved) }

@@ -48,8 +48,17 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var resultStore: String?
     /// The largest source body accepted, in bytes (413 beyond it).
     public var maxSourceBytes: Int64
-    /// The most pixels a source may have (413 beyond it).
+    /// The most pixels a source may have (413 beyond it); an animation kept animated counts
+    /// every frame it renders (width × height × frames, as imgproxy's `MAX_SRC_RESOLUTION`).
     public var maxSourcePixels: Int
+    /// `--max-animation-frames N` (default ``defaultMaxAnimationFrames``): the most frames of an
+    /// animation rendered; an animation with more is rendered as its first N frames (imgproxy's
+    /// `MAX_ANIMATION_FRAMES`, whose default, 1, renders every animation as a still).
+    public var maxAnimationFrames: Int = ServerConfiguration.defaultMaxAnimationFrames
+    /// `--max-result-pixels N` (default 100 000 000): the most pixels an output may have, every
+    /// frame of an animated one counted (422 `resultTooLarge` beyond it), checked before anything
+    /// is decoded.
+    public var maxResultPixels: Int = 100_000_000
     /// How many image requests may be rendering or waiting at once (503 beyond it).
     public var concurrency: Int
     /// `Cache-Control: public, max-age=S` on image responses.
@@ -138,6 +147,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The quality of each lossy format when neither `q` nor `--quality` says: JPEG 80, WebP 80,
     /// AVIF 60, JPEG XL 80.
     public static let defaultQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 80]
+
+    /// 500 frames: 50 s at 10 frames a second, more than an animation made to be shown in a page
+    /// holds, so `format=gif` and animated WebP keep such animations whole (imgproxy's default
+    /// of 1 would make every output a still). Memory is bounded by the frames × pixels limits and
+    /// the budget, not by this count; it bounds the per-frame work they do not see (a 1×1 frame
+    /// costs a quantisation, a graphics control block and a pad or resize like any other).
+    public static let defaultMaxAnimationFrames = 500
 
     /// The smallest budget accepted, in MiB: the memory cache's quarter and room for a 2 MP render.
     public static let minimumMemoryBudgetMiB = 32

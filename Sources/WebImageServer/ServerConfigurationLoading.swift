@@ -37,6 +37,10 @@ extension ServerConfiguration {
         public var resultStore: String?
         public var maxSourceBytes: Int?
         public var maxSourcePixels: Int?
+        /// `--max-animation-frames N`.
+        public var maxAnimationFrames: Int?
+        /// `--max-result-pixels N`.
+        public var maxResultPixels: Int?
         public var concurrency: Int?
         public var cacheControlMaxAge: Int?
         /// `--memory-budget-mib`, in MiB.
@@ -103,6 +107,8 @@ extension ServerConfiguration {
         put("result-store", flags.resultStore.map { .string($0) })
         put("max-source-bytes", flags.maxSourceBytes.map { .int($0) })
         put("max-source-pixels", flags.maxSourcePixels.map { .int($0) })
+        put("max-animation-frames", flags.maxAnimationFrames.map { .int($0) })
+        put("max-result-pixels", flags.maxResultPixels.map { .int($0) })
         put("concurrency", flags.concurrency.map { .int($0) })
         put("cache-control-max-age", flags.cacheControlMaxAge.map { .int($0) })
         put("memory-budget-mib", flags.memoryBudgetMiB.map { .int($0) })
@@ -182,6 +188,8 @@ extension ServerConfiguration {
             cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
             memoryBudgetBytes: budgetMiB << 20)
         configuration.deprecatedNamesUsed = deprecatedNamesUsed
+        configuration.maxAnimationFrames = reader.int(forKey: "max-animation-frames", default: defaults.maxAnimationFrames)
+        configuration.maxResultPixels = reader.int(forKey: "max-result-pixels", default: defaults.maxResultPixels)
         configuration.renderTimeout = try seconds("render-timeout", reader.double(forKey: "render-timeout", default: 30), allowsZero: false)
         configuration.clientTimeout = try seconds("client-timeout", reader.double(forKey: "client-timeout", default: 10), allowsZero: false)
         configuration.shutdownDelay = try seconds("shutdown-delay", reader.double(forKey: "shutdown-delay", default: 0), allowsZero: true)
@@ -251,6 +259,8 @@ extension ServerConfiguration {
         guard concurrency >= 1 else { throw ServiceError.badParameter("concurrency must be at least 1") }
         guard maxSourceBytes >= 1 else { throw ServiceError.badParameter("max-source-bytes must be at least 1") }
         guard maxSourcePixels >= 1 else { throw ServiceError.badParameter("max-source-pixels must be at least 1") }
+        guard maxAnimationFrames >= 1 else { throw ServiceError.badParameter("max-animation-frames must be at least 1") }
+        guard maxResultPixels >= 1 else { throw ServiceError.badParameter("max-result-pixels must be at least 1") }
         guard memoryBudgetBytes >= ServerConfiguration.minimumMemoryBudgetMiB << 20 else {
             throw ServiceError.badParameter("memory-budget-mib must be at least \(ServerConfiguration.minimumMemoryBudgetMiB)")
         }
@@ -321,6 +331,8 @@ extension ServerConfiguration {
             "presets: \(presets.isEmpty ? "(none)" : presets.keys.sorted().joined(separator: ", "))\(presetsOnly ? " (presets only)" : "")",
             "max-source-bytes: \(maxSourceBytes)",
             "max-source-pixels: \(maxSourcePixels)",
+            "max-animation-frames: \(maxAnimationFrames)",
+            "max-result-pixels: \(maxResultPixels)",
             "concurrency: \(concurrency)",
             "cache-control-max-age: \(cacheControlMaxAge)",
             "render-timeout: \(renderTimeout)",
