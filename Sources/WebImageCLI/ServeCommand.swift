@@ -55,12 +55,16 @@ struct ServeCommand: AsyncParsableCommand {
     var allowPrivateSources = false
 
     @Option(name: .customLong("signing-key"),
-            help: "Require sig=hex HMAC-SHA256(KEY, query without sig); repeatable: a signature under any key verifies.")
+            help: "Require sig=hex HMAC-SHA256(KEY, \"/image?\" or \"/info?\" + query without sig); repeatable: any key verifies.")
     var signingKey: [String] = []
 
     @Option(name: .customLong("signing-key-file"),
             help: ArgumentHelp("Signing keys one a line (# comments, blank lines ignored), kept out of the arguments.", valueName: "FILE"))
     var signingKeyFile: String?
+
+    @Flag(name: .customLong("signature-migration"), inversion: .prefixedNo,
+          help: "Also accept signatures over the query alone, for every endpoint (migration; default on, off from the next release).")
+    var signatureMigration: Bool?
 
     @Option(name: .customLong("preset"),
             help: ArgumentHelp("A named set of parameters requests apply with preset=NAME[,NAME...]; repeatable.", valueName: "NAME=QUERY"))
@@ -153,6 +157,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags.resultStore = resultStore
         flags.maxSourceBytes = maxSourceBytes
         flags.maxSourcePixels = maxSourcePixels
+        flags.signatureMigration = signatureMigration
         flags.maxAnimationFrames = maxAnimationFrames
         flags.maxResultPixels = maxResultPixels
         flags.concurrency = concurrency

@@ -28,6 +28,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// With keys, every request needs `sig`, the hex HMAC-SHA256 of its query without `sig`
     /// under any one of them (several while a key is rotated).
     public var signingKeys: [String]
+    /// `--signature-migration` (default on in this release, off from the next): a signature over
+    /// the query alone, as made before signatures named their endpoint, verifies too (for any
+    /// endpoint); off, only a signature over the endpoint and the query does
+    /// (``RequestSignature/message(endpoint:query:)``). For moving signers over; warned of at start.
+    public var signatureMigration: Bool = true
     /// `--preset NAME=QUERY`: named parameter sets a request applies with `preset=NAME[,NAME...]`.
     public var presets: [String: String]
     /// `--presets-only`: a request may carry only `url`, `preset`, `format` and `sig`.
@@ -101,6 +106,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The deprecated setting names the configuration was given under (`allow-source`), so the
     /// summary shows a setting under the name its operator used.
     var deprecatedNamesUsed: Set<String> = []
+    /// The proxy the environment names for sources (`http_proxy`, `https_proxy`), if any: warned of at start.
+    var sourceProxy: String?
 
     /// The former name of ``privateSourceHosts`` (`--allow-source`).
     @available(*, deprecated, renamed: "privateSourceHosts")

@@ -24,6 +24,8 @@ extension ServerConfiguration {
         public var signingKeys: [String] = []
         /// `--signing-key-file FILE`.
         public var signingKeyFile: String?
+        /// `--signature-migration` / `--no-signature-migration`.
+        public var signatureMigration: Bool?
         /// `--preset NAME=QUERY`, repeated.
         public var presets: [String] = []
         public var presetsOnly: Bool?
@@ -100,6 +102,7 @@ extension ServerConfiguration {
         put("allow-private-source", privateHostFlags.isEmpty ? nil : .stringArray(privateHostFlags))
         put("allow-private-sources", flags.allowPrivateSources.map { .bool($0) })
         put("signing-key-file", flags.signingKeyFile.map { .string($0) })
+        put("signature-migration", flags.signatureMigration.map { .bool($0) })
         put("presets-only", flags.presetsOnly.map { .bool($0) })
         put("local-root", flags.localRoot.map { .string($0) })
         put("s3-endpoint", flags.s3Endpoint.map { .string($0) })
@@ -188,6 +191,9 @@ extension ServerConfiguration {
             cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
             memoryBudgetBytes: budgetMiB << 20)
         configuration.deprecatedNamesUsed = deprecatedNamesUsed
+        configuration.sourceProxy = HTTPProxySettings.environment(environment).httpProxy
+            ?? HTTPProxySettings.environment(environment).httpsProxy
+        configuration.signatureMigration = reader.bool(forKey: "signature-migration", default: defaults.signatureMigration)
         configuration.maxAnimationFrames = reader.int(forKey: "max-animation-frames", default: defaults.maxAnimationFrames)
         configuration.maxResultPixels = reader.int(forKey: "max-result-pixels", default: defaults.maxResultPixels)
         configuration.renderTimeout = try seconds("render-timeout", reader.double(forKey: "render-timeout", default: 30), allowsZero: false)
@@ -299,6 +305,18 @@ extension ServerConfiguration {
             old.hasPrefix("-") || old.hasPrefix("WEBIMAGE_") ? "\(old) is deprecated; use \(new)"
                 : "config key \(old) is deprecated; use \(new)"
         }
+        if !signingKeys.isEmpty, signatureMigration {
+            warnings.append("signatures over the query alone are accepted for every endpoint (--signature-migration, "
+                + "off by default from the next release): sign the endpoint and the query, then set --no-signature-migration")
+        }
+        if signingKeys.contains(where: { $0.utf8.count < SigningKeyFile.minimumKeyBytes }) {
+            warnings.append("a signing key is shorter than \(SigningKeyFile.minimumKeyBytes) bytes: use a random key of 32 bytes or more")
+        }
+        if sourceProxy != nil {
+            warnings.append("sources are fetched through a proxy from the environment (http_proxy/https_proxy): the proxy "
+                + "resolves names, so the private-address guard cannot check the addresses it connects to (DNS rebinding); "
+                + "make the proxy refuse private addresses, or unset it")
+        }
         if allowedSourcePrefixes.isEmpty, signingKeys.isEmpty {
             warnings.append("this instance fetches any public URL for anyone who asks (an open proxy); "
                 + "restrict it with --allowed-source PREFIX or --signing-key KEY")
@@ -323,6 +341,7 @@ extension ServerConfiguration {
             "\(privateHostsName): \(privateSourceHosts.isEmpty ? "(none)" : privateSourceHosts.joined(separator: ", "))",
             "allow-private-sources: \(allowPrivateSources)",
             "signing-key: \(keys)",
+            "signature-migration: \(signatureMigration)\(signatureMigration ? " (query-only signatures accepted)" : "")",
             "local-root: \(localRoot ?? "(none: local sources refused)")",
             "s3-endpoint: \(s3Endpoint ?? "(AWS: https://BUCKET.s3.\(s3Region).amazonaws.com)")",
             "s3-region: \(s3Region)",
