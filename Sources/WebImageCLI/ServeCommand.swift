@@ -96,6 +96,11 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Most pixels a source may have, an animation's rendered frames counted (default 100000000); more: 413.")
     var maxSourcePixels: Int?
 
+    @Option(name: .customLong("otel-endpoint"),
+            help: ArgumentHelp("Export spans over OTLP/HTTP to this collector (as OTEL_EXPORTER_OTLP_ENDPOINT; traces to /v1/traces).",
+                               valueName: "URL"))
+    var otelEndpoint: String?
+
     @Option(name: .customLong("max-animation-frames"),
             help: "Most frames of an animation rendered; more are cut to the first N (default 500).")
     var maxAnimationFrames: Int?
@@ -158,6 +163,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags.maxSourceBytes = maxSourceBytes
         flags.maxSourcePixels = maxSourcePixels
         flags.signatureMigration = signatureMigration
+        flags.otelEndpoint = otelEndpoint
         flags.maxAnimationFrames = maxAnimationFrames
         flags.maxResultPixels = maxResultPixels
         flags.concurrency = concurrency
@@ -184,8 +190,10 @@ struct ServeCommand: AsyncParsableCommand {
         // =warning keeps a benchmark's stderr quiet.
         var logger = Logger(label: "webimage.serve")
         logger.logLevel = ProcessInfo.processInfo.environment["WEBIMAGE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        // Before the server: its service takes the process's tracer when it is made.
+        let tracing = try ServeTracing.bootstrap(endpoint: configuration.otelEndpoint, environment: ProcessInfo.processInfo.environment)
         let server = try ImageServer(configuration: configuration, logger: logger, metrics: .process)
-        try await server.run { port in
+        try await server.run(alongside: [tracing]) { port in
             // Flushed at once: scripts and tests wait for this line on a pipe.
             print("webimage serve: listening on http://\(configuration.host):\(port)")
             fflush(nil)

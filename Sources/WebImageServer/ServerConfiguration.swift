@@ -100,6 +100,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `--auto-formats LIST`: the formats `format=auto` tries, in order, among those `Accept`
     /// names (``FormatNegotiation/autoFormatCandidates``; default `avif,webp`).
     public var autoFormats: [ImageFormat] = FormatNegotiation.defaultAutoFormats
+    /// `--otel-endpoint URL`: where `webimage serve` exports its spans over OTLP/HTTP (the base
+    /// URL, as `OTEL_EXPORTER_OTLP_ENDPOINT`, which it also reads); `nil`: none unless the
+    /// environment names one, the trace context still carried to the origin. An application
+    /// embedding ``WebImageService`` bootstraps its own tracer and ignores this.
+    public var otelEndpoint: String?
     /// `--watermark FILE`: the image `wm` composites (any decodable image; alpha kept); `nil`:
     /// `wm` is refused with 400.
     public var watermarkFile: String?

@@ -59,6 +59,8 @@ extension ServerConfiguration {
         public var autoFormats: String?
         /// `--watermark FILE`.
         public var watermarkFile: String?
+        /// `--otel-endpoint URL`.
+        public var otelEndpoint: String?
 
         /// No flags.
         public init() {}
@@ -121,6 +123,7 @@ extension ServerConfiguration {
         put("quality", flags.qualities.isEmpty ? nil : .string(flags.qualities.joined(separator: ",")))
         put("auto-formats", flags.autoFormats.map { .string($0) })
         put("watermark", flags.watermarkFile.map { .string($0) })
+        put("otel-endpoint", flags.otelEndpoint.map { .string($0) })
 
         // Each layer answers for a renamed setting under its new name, then under its old one.
         let renamed = ["allow-private-source": "allow-source"]
@@ -206,6 +209,7 @@ extension ServerConfiguration {
         if let text = list("quality") { configuration.qualities = try Self.qualities(text) }
         if let text = list("auto-formats") { configuration.autoFormats = try Self.autoFormats(text) }
         configuration.watermarkFile = reader.string(forKey: "watermark")
+        configuration.otelEndpoint = reader.string(forKey: "otel-endpoint")
         try configuration.validate()
         return configuration
     }
@@ -286,6 +290,11 @@ extension ServerConfiguration {
             throw ServiceError.badParameter("s3-region must be a region name like eu-west-1")
         }
         if let resultStore { _ = try ResultStore.validated(resultStore) }
+        if let otelEndpoint {
+            guard let url = URL(string: otelEndpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+                throw ServiceError.badParameter("otel-endpoint must be an http(s) URL: \(otelEndpoint)")
+            }
+        }
         if let watermarkFile, !FileManager.default.isReadableFile(atPath: watermarkFile) {
             throw ServiceError.badParameter("watermark \(watermarkFile) is not a readable file")
         }
@@ -360,6 +369,7 @@ extension ServerConfiguration {
             "quality: " + qualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: ","),
             "auto-formats: \(autoFormats.isEmpty ? "(none: jpeg or png)" : autoFormats.map(\.rawValue).joined(separator: ","))",
             "watermark: \(watermarkFile ?? "(none: wm refused)")",
+            "otel-endpoint: \(otelEndpoint ?? "(none: OTEL_EXPORTER_OTLP_ENDPOINT, else spans not exported)")",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",
         ].joined(separator: "\n")
