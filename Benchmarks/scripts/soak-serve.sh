@@ -121,7 +121,7 @@ LUA
 field_kib() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$SERVE_PID/status"; }
 fds() { ls "/proc/$SERVE_PID/fd" | wc -l; }
 echo "time_s rss_mib fds cache_mib" > "$WORK/samples.txt"
-sample() { echo "$1 $(( $(field_kib VmRSS) / 1024 )) $(fds) $(du -sm "$WORK/cache" | cut -f1)" >> "$WORK/samples.txt"; }
+sample() { echo "$1 $(( $(field_kib VmRSS) / 1024 )) $(fds) $(du -sm "$WORK/cache" 2>/dev/null | cut -f1)" >> "$WORK/samples.txt"; }
 start_fds="$(fds)"
 sample 0
 wrk -t "$THREADS" -c "$CONNECTIONS" -d "${DURATION}s" --timeout 30s -s "$WORK/soak.lua" "http://127.0.0.1:$SERVE_PORT" \
