@@ -45,6 +45,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // The service's spans (and `InMemoryTracing` in its tests); Hummingbird depends on it already.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
+        // `webimage serve`'s own tracer and OTLP/HTTP exporter (WebImageCLI only: neither the
+        // library nor WebImageServer builds it). Its OTLP/HTTP trait alone, so no gRPC stack.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         codec("CJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
@@ -130,6 +133,8 @@ let package = Package(
                 "WebImageDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(

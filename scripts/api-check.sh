@@ -4,17 +4,21 @@
 # and no 5xx may appear that the document does not name (a 500 is a bug). The instance has an
 # allow-listed loopback origin (python's http.server on a free port, substituted for the
 # document's example port 18081) and a --local-root, both serving a made PNG, and a preset.
+# First, the document itself must be a valid OpenAPI description (openapi-spec-validator, PyPI):
+# schemathesis reads what it can and passed a flow mapping whose comma split a description into
+# a stray key, which the OpenAPI 3.1 schema refuses.
 # Usage: scripts/api-check.sh [EXAMPLES_PER_OPERATION]   (default 60); needs the release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples="${1:-60}"
+venv=.build/schemathesis-venv
+if [ ! -x "$venv/bin/st" ] || [ ! -x "$venv/bin/openapi-spec-validator" ]; then
+    { python3 -m venv "$venv" && "$venv/bin/pip" install -q 'schemathesis>=4,<5' 'openapi-spec-validator>=0.7,<1'; } >&2 || {
+        echo "api-check: schemathesis or openapi-spec-validator could not be installed (PyPI unreachable?): skipped" >&2; exit 0; }
+fi
+"$venv/bin/openapi-spec-validator" openapi.yaml || { echo "api-check: openapi.yaml is not a valid OpenAPI description" >&2; exit 1; }
 binary=.build/release/webimage
 [ -x "$binary" ] || swift build -c release -Xswiftc -enable-testing --product webimage >&2
-venv=.build/schemathesis-venv
-if [ ! -x "$venv/bin/st" ]; then
-    { python3 -m venv "$venv" && "$venv/bin/pip" install -q 'schemathesis>=4,<5'; } >&2 || {
-        echo "api-check: schemathesis could not be installed (PyPI unreachable?): skipped" >&2; exit 0; }
-fi
 work="$(mktemp -d)"
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }

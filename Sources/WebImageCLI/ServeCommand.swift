@@ -55,12 +55,16 @@ struct ServeCommand: AsyncParsableCommand {
     var allowPrivateSources = false
 
     @Option(name: .customLong("signing-key"),
-            help: "Require sig=hex HMAC-SHA256(KEY, query without sig); repeatable: a signature under any key verifies.")
+            help: "Require sig=hex HMAC-SHA256(KEY, \"/image?\" or \"/info?\" + query without sig); repeatable: any key verifies.")
     var signingKey: [String] = []
 
     @Option(name: .customLong("signing-key-file"),
             help: ArgumentHelp("Signing keys one a line (# comments, blank lines ignored), kept out of the arguments.", valueName: "FILE"))
     var signingKeyFile: String?
+
+    @Flag(name: .customLong("signature-migration"), inversion: .prefixedNo,
+          help: "Also accept signatures over the query alone, for every endpoint (migration; default on, off from the next release).")
+    var signatureMigration: Bool?
 
     @Option(name: .customLong("preset"),
             help: ArgumentHelp("A named set of parameters requests apply with preset=NAME[,NAME...]; repeatable.", valueName: "NAME=QUERY"))
@@ -88,8 +92,22 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-source-bytes"), help: "Largest source body accepted, bytes (default 52428800); larger: 413.")
     var maxSourceBytes: Int?
 
-    @Option(name: .customLong("max-source-pixels"), help: "Most pixels a source may have (default 100000000); more: 413.")
+    @Option(name: .customLong("max-source-pixels"),
+            help: "Most pixels a source may have, an animation's rendered frames counted (default 100000000); more: 413.")
     var maxSourcePixels: Int?
+
+    @Option(name: .customLong("otel-endpoint"),
+            help: ArgumentHelp("Export spans over OTLP/HTTP to this collector (as OTEL_EXPORTER_OTLP_ENDPOINT; traces to /v1/traces).",
+                               valueName: "URL"))
+    var otelEndpoint: String?
+
+    @Option(name: .customLong("max-animation-frames"),
+            help: "Most frames of an animation rendered; more are cut to the first N (default 500).")
+    var maxAnimationFrames: Int?
+
+    @Option(name: .customLong("max-result-pixels"),
+            help: "Most pixels an output may have, every frame counted (default 100000000); more: 422.")
+    var maxResultPixels: Int?
 
     @Option(help: "Image renders admitted at once, running or queued (default 64); more: 503 with Retry-After.")
     var concurrency: Int?
@@ -144,6 +162,10 @@ struct ServeCommand: AsyncParsableCommand {
         flags.resultStore = resultStore
         flags.maxSourceBytes = maxSourceBytes
         flags.maxSourcePixels = maxSourcePixels
+        flags.signatureMigration = signatureMigration
+        flags.otelEndpoint = otelEndpoint
+        flags.maxAnimationFrames = maxAnimationFrames
+        flags.maxResultPixels = maxResultPixels
         flags.concurrency = concurrency
         flags.cacheControlMaxAge = cacheControlMaxAge
         flags.renderTimeout = renderTimeout
@@ -168,8 +190,10 @@ struct ServeCommand: AsyncParsableCommand {
         // =warning keeps a benchmark's stderr quiet.
         var logger = Logger(label: "webimage.serve")
         logger.logLevel = ProcessInfo.processInfo.environment["WEBIMAGE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        // Before the server: its service takes the process's tracer when it is made.
+        let tracing = try ServeTracing.bootstrap(endpoint: configuration.otelEndpoint, environment: ProcessInfo.processInfo.environment)
         let server = try ImageServer(configuration: configuration, logger: logger, metrics: .process)
-        try await server.run { port in
+        try await server.run(alongside: [tracing]) { port in
             // Flushed at once: scripts and tests wait for this line on a pipe.
             print("webimage serve: listening on http://\(configuration.host):\(port)")
             fflush(nil)

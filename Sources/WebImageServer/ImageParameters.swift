@@ -101,7 +101,8 @@ public struct ImageParameters: Sendable, Hashable {
         default:
             throw ServiceError.sourceNotAllowed("only http, https, local and s3 sources are served, not \(scheme)")
         }
-        self.url = url
+        // One spelling per source: one cache entry, one result-store object, one ETag.
+        self.url = SourceURL.normalized(url)
         options = try Options(values)
         signature = values["sig"]
     }

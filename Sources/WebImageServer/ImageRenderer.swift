@@ -18,6 +18,9 @@ struct ImageRenderer: Sendable {
     let animationByteLimit: Int
     /// `--quality` and `--watermark`.
     var settings = RenderSettings()
+    /// `--max-animation-frames` (the decode stops after them) and `--max-result-pixels`
+    /// (checked again on the decoded frames, before any transform).
+    var limits = RenderLimits.unlimited
 
     /// Renders `source` for `parameters`; `sourceValidators` (the source's ETag or Last-Modified,
     /// or a hash of its bytes) and the options make the strong ETag.
@@ -27,7 +30,8 @@ struct ImageRenderer: Sendable {
         let keepsFrames = FormatNegotiation.canAnimate(
             FormatNegotiation.format(for: choice, isAnimated: detection.isAnimated, hasAlpha: false))
         var options = DecodeOptions(pixelLimit: maxSourcePixels, firstFrameOnly: !keepsFrames, applyOrientation: true,
-                                    animationByteLimit: animationByteLimit, parallelDecoding: false)
+                                    animationByteLimit: animationByteLimit, parallelDecoding: false,
+                                    maxFrameCount: limits.maxAnimationFrames)
         // A thumbnail decode (JPEG scales in the DCT) when the box is known; checked afterwards
         // against what the resize needs, and decoded again at full size when it fell short.
         // Not with `crop`: its rectangle is in the source's own pixels.
@@ -38,6 +42,7 @@ struct ImageRenderer: Sendable {
             var image = try coders.decode(source, options: options)
             if let side = options.maxPixelSize, max(image.width, image.height) >= side, !Self.isLargeEnough(image, for: parameters) {
                 options.maxPixelSize = nil
+                try stages.checkpoint()
                 image = try coders.decode(source, options: options)
             }
             span.attributes["webimage.decoded.width"] = image.width
@@ -45,10 +50,14 @@ struct ImageRenderer: Sendable {
             span.attributes["webimage.decoded.frames"] = image.frames.count
             return image
         }
+        // The header's frame count may have been unreadable: the frames decoded are counted.
+        try limits.checkResult(width: Double(image.width), height: Double(image.height),
+                               frames: keepsFrames ? image.frames.count : 1, parameters: parameters)
         let format = try stages.run("transform") { span in
-            image = try transform(image, for: parameters)
+            image = try transform(image, for: parameters, checkpoint: stages.checkpoint)
             let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
             if !FormatNegotiation.keepsAlpha(format) {
+                try stages.checkpoint()
                 image = try ImageTransformers.Flatten(color: parameters.background).transform(image)
             }
             span.attributes["webimage.output.width"] = image.width
@@ -76,11 +85,13 @@ struct ImageRenderer: Sendable {
     }
 
     /// The decoded (and oriented) `image` through every step `parameters` ask for, in the
-    /// documented order, up to the flatten.
+    /// documented order, up to the flatten; `checkpoint` runs before each step (a cancelled
+    /// render stops there rather than at the end of the transform).
     /// - Throws: ``ServiceError`` 400 for a `crop` wholly outside the image or a `wm` without a
-    ///   `--watermark`; the transformers' errors.
-    func transform(_ decoded: DecodedImage, for parameters: ImageParameters) throws -> DecodedImage {
+    ///   `--watermark`; the transformers' errors; what `checkpoint` throws.
+    func transform(_ decoded: DecodedImage, for parameters: ImageParameters, checkpoint: () throws -> Void = {}) throws -> DecodedImage {
         var image = decoded
+        try checkpoint()
         if let crop = parameters.crop {
             guard crop.x < image.width, crop.y < image.height else {
                 throw ServiceError.badParameter("'crop' \(crop.x),\(crop.y),\(crop.width),\(crop.height) lies outside the "
@@ -88,15 +99,32 @@ struct ImageRenderer: Sendable {
             }
             image = try crop.transform(image)
         }
-        if parameters.rotate != 0 { image = try ImageTransformers.Rotate(degrees: Double(parameters.rotate)).transform(image) }
-        if parameters.flipHorizontal { image = try ImageTransformers.Flip(.horizontal).transform(image) }
-        if parameters.flipVertical { image = try ImageTransformers.Flip(.vertical).transform(image) }
+        if parameters.rotate != 0 {
+            try checkpoint()
+            image = try ImageTransformers.Rotate(degrees: Double(parameters.rotate)).transform(image)
+        }
+        if parameters.flipHorizontal {
+            try checkpoint()
+            image = try ImageTransformers.Flip(.horizontal).transform(image)
+        }
+        if parameters.flipVertical {
+            try checkpoint()
+            image = try ImageTransformers.Flip(.vertical).transform(image)
+        }
         for step in Self.resizeSteps(for: parameters, width: image.width, height: image.height) {
+            try checkpoint()
             image = try step.transform(image)
         }
-        if let sigma = parameters.blur { image = try ImageTransformers.Blur(radius: sigma).transform(image) }
-        if let sigma = parameters.sharpen { image = try ImageTransformers.Sharpen(sigma: sigma).transform(image) }
+        if let sigma = parameters.blur {
+            try checkpoint()
+            image = try ImageTransformers.Blur(radius: sigma).transform(image)
+        }
+        if let sigma = parameters.sharpen {
+            try checkpoint()
+            image = try ImageTransformers.Sharpen(sigma: sigma).transform(image)
+        }
         if let options = parameters.watermark {
+            try checkpoint()
             guard let watermark = settings.watermark else {
                 throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
             }

@@ -52,8 +52,10 @@ public final class ImageServer: Sendable {
     }
 
     /// Serves until SIGTERM, SIGINT or ``shutdown()``, then lets in-flight requests finish.
-    /// `onListening` gets the bound port (useful with port 0).
-    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    /// `onListening` gets the bound port (useful with port 0). `services` run in the server's
+    /// group, started before it and stopped after it (a tracer's exporter, which then exports
+    /// the spans of the last requests).
+    public func run(alongside services: [any Service] = [], onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
         PlaygroundPage.register(on: router)
@@ -83,7 +85,7 @@ public final class ImageServer: Sendable {
         )
         // Shut down in reverse: readiness first (503, then the delay), then the HTTP server, then the background writes.
         let serviceGroup = ServiceGroup(configuration: .init(
-            services: [.init(service: service.backgroundService), .init(service: app),
+            services: services.map { .init(service: $0) } + [.init(service: service.backgroundService), .init(service: app),
                        .init(service: ReadinessService(readiness: readiness, delay: configuration.shutdownDelay))],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         let stopAtOnce = group.withLock { state -> Bool in

@@ -41,11 +41,14 @@ final class ImageService: Sendable {
     private let renderMemory: RenderMemoryBudget
     /// `--render-timeout`'s deadlines, one list for every render in flight.
     private let renderTimeouts: FixedDelayTimer
+    /// Where what a client is not told goes: the addresses a name resolved to, why a local path was refused.
+    private let logger: Logger
 
     init(configuration: ServerConfiguration, metrics: ServiceMetrics, tracer: any Tracer, logger: Logger) throws {
         self.configuration = configuration
         self.metrics = metrics
         self.tracer = tracer
+        self.logger = logger
         let sourceGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
                                           privateSourceHosts: configuration.privateSourceHosts,
                                           allowedSourcePrefixes: configuration.allowedSourcePrefixes)
@@ -76,7 +79,7 @@ final class ImageService: Sendable {
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit,
-                                 settings: try RenderSettings(configuration, coders: coders))
+                                 settings: try RenderSettings(configuration, coders: coders), limits: RenderLimits(configuration))
         renderMemory = RenderMemoryBudget(capacity: configuration.renderBudgetBytes)
         renderTimeouts = FixedDelayTimer(delay: configuration.renderTimeout)
         encodable = Set(FormatNegotiation.autoFormatCandidates.filter { coders.canEncode($0) })
@@ -98,18 +101,33 @@ final class ImageService: Sendable {
     /// - Throws: ``ServiceError`` 400 or 403.
     func parameters(query: String) throws -> ImageParameters {
         let parameters = try ImageParameters(query: query, presets: presets, presetsOnly: configuration.presetsOnly)
-        if let signature { try signature.verify(query: query, signature: parameters.signature) }
+        if let signature {
+            try signature.verify(query: query, signature: parameters.signature, endpoint: .image,
+                                 acceptsQueryOnly: configuration.signatureMigration)
+        }
         if parameters.watermark != nil, configuration.watermarkFile == nil {
             throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
         }
-        if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
-            throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
-        }
-        if let reason = sourceGuard.refusal(for: parameters.url) { throw ServiceError.sourceNotAllowed(reason) }
-        if S3Configuration.isS3(parameters.url) {
-            do { _ = try S3Configuration.object(of: parameters.url) } catch { throw ServiceError.badParameter("\(error)") }
-        }
+        try checkSource(parameters.url)
         return parameters
+    }
+
+    /// The rules every source passes before it is fetched, for `/image` and `/info` alike: a
+    /// local source needs `--local-root` and a path that stays inside it as written (a path
+    /// whose resolution leads out is told apart from a missing file by nobody: both are 404);
+    /// the allowed-source list and the private-address guard; an S3 URL names an object.
+    /// - Throws: ``ServiceError`` 400 or 403.
+    private func checkSource(_ url: URL) throws {
+        if LocalRoot.isLocal(url) {
+            guard configuration.localRoot != nil else {
+                throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
+            }
+            do { _ = try LocalRoot.segments(of: url) } catch { throw ServiceError.from(error) }
+        }
+        if let reason = sourceGuard.refusal(for: url) { throw ServiceError.sourceNotAllowed(reason) }
+        if S3Configuration.isS3(url) {
+            do { _ = try S3Configuration.object(of: url) } catch { throw ServiceError.badParameter("\(error)") }
+        }
     }
 
     /// Checks and parses the query of `GET /info`: `url` and, with signing keys, `sig` (over the
@@ -120,14 +138,11 @@ final class ImageService: Sendable {
             throw ServiceError.badParameter("unknown parameter '\(name)': /info takes url and sig")
         }
         let parameters = try ImageParameters(query: query)
-        if let signature { try signature.verify(query: query, signature: parameters.signature) }
-        if LocalRoot.isLocal(parameters.url), configuration.localRoot == nil {
-            throw ServiceError.sourceNotAllowed("local sources are not served: no --local-root")
+        if let signature {
+            try signature.verify(query: query, signature: parameters.signature, endpoint: .info,
+                                 acceptsQueryOnly: configuration.signatureMigration)
         }
-        if let reason = sourceGuard.refusal(for: parameters.url) { throw ServiceError.sourceNotAllowed(reason) }
-        if S3Configuration.isS3(parameters.url) {
-            do { _ = try S3Configuration.object(of: parameters.url) } catch { throw ServiceError.badParameter("\(error)") }
-        }
+        try checkSource(parameters.url)
         return parameters.url
     }
 
@@ -211,12 +226,14 @@ final class ImageService: Sendable {
         let start = ContinuousClock.now
         let source = try await source(for: parameters.url)
         let fetched = ContinuousClock.now
+        // The limits, from the header, before any memory is taken: 413 or 422.
+        let frames = try renderer.limits.check(source.data, parameters: parameters, choice: choice)
         // A header whose size cannot be read takes the whole budget, and a pixel limit that keeps it within.
         let estimate = RenderEstimate.bytes(source: source.data, parameters: parameters, choice: choice,
-                                            animationByteLimit: configuration.animationByteLimit)
+                                            animationByteLimit: configuration.animationByteLimit, frames: frames)
         let renderer = estimate != nil ? self.renderer : ImageRenderer(
             coders: self.renderer.coders, maxSourcePixels: min(self.renderer.maxSourcePixels, renderMemory.capacity / 10),
-            animationByteLimit: self.renderer.animationByteLimit, settings: self.renderer.settings)
+            animationByteLimit: self.renderer.animationByteLimit, settings: self.renderer.settings, limits: self.renderer.limits)
         let reserved = estimate ?? renderMemory.capacity
         try await renderMemory.acquire(reserved)
         defer { renderMemory.release(reserved) }
@@ -306,10 +323,19 @@ final class ImageService: Sendable {
             // Never asked for: the request carries no validators.
             metrics.sourceFetched(failed: true)
             throw WebImageError.httpStatus(304)
-        case .failure(.fileSystem(let reason)) where LocalRoot.isLocal(url):
-            // Missing, not a regular file, unreadable: as an origin's 404 (a path out of the root is `rejected`: 403).
+        case .failure(.fileSystem(let reason)) where LocalRoot.isLocal(url), .failure(.rejected(let reason)) where LocalRoot.isLocal(url):
+            // Missing, not a regular file, unreadable, or a link that leads out of the root (the
+            // path as written passed ``checkSource(_:)``): one answer for all, as an origin's 404,
+            // so that the answer says nothing of what lies outside the root. The reason is logged.
             metrics.sourceFetched(failed: true)
-            throw ServiceError(status: 404, code: "sourceNotFound", message: reason)
+            logger.info("local source not served", metadata: ["url": "\(url.absoluteString)", "reason": "\(reason)"])
+            throw ServiceError(status: 404, code: "sourceNotFound", message: "no readable file at \(url.path(percentEncoded: true))")
+        case .failure(.rejected(let reason)):
+            // The connect-address policy names the addresses a name resolved to (internal DNS
+            // answers), the redirect policy the hop: logged, not told.
+            metrics.sourceFetched(failed: true)
+            logger.info("source refused", metadata: ["url": "\(SourceAllowList.redacted(url))", "reason": "\(reason)"])
+            throw ServiceError.sourceNotAllowed(Self.refusedSourceReason)
         case .failure(.httpStatus(let status)) where isS3 && (status == 401 || status == 403):
             metrics.sourceFetched(failed: true)
             throw ServiceError(status: 502, code: "sourceFailed",
@@ -319,6 +345,10 @@ final class ImageService: Sendable {
             throw error
         }
     }
+
+    /// What a client is told when the guard refused a source's address or a redirect hop at fetch time.
+    static let refusedSourceReason = "the source, or a redirect from it, leads to an address or place this service may not fetch"
+        + " (private, loopback, link-local or reserved; or off the allowed-source list)"
 
     /// Takes one of `--concurrency`'s slots, if one is free (the caller gives it back).
     private func admit() -> Bool {

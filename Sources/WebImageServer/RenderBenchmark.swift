@@ -22,7 +22,7 @@ public struct RenderBenchmark: Sendable {
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit,
-                                 settings: try RenderSettings(configuration, coders: coders))
+                                 settings: try RenderSettings(configuration, coders: coders), limits: RenderLimits(configuration))
         choice = FormatNegotiation.choice(for: parameters.format, accept: accept, autoFormats: configuration.autoFormats,
                                           canEncode: coders.canEncode)
     }

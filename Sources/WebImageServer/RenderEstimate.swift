@@ -10,29 +10,37 @@ import WebImage
 ///
 /// The sum of the source's bytes; its bitmap at full size (4 bytes a pixel: a thumbnail decode
 /// takes less, so this bounds it); for an animation kept animated, every frame the decode may
-/// keep (``ServerConfiguration/animationByteLimit``); the resized bitmap (4 bytes an output
-/// pixel, when there is a resize); and the encoder's working copy and its output (2 bytes an
-/// output pixel: YUV planes, or a JPEG's body copied out of libjpeg's buffer).
+/// keep (``ServerConfiguration/animationByteLimit``); and for every frame rendered (one, or an
+/// animation's frames up to `--max-animation-frames`, all held at once between the steps): the
+/// resized bitmap (4 bytes an output pixel, when there is a resize), the padded one beside it
+/// (`fit=pad`), and the encoder's working copy and its output (2 bytes an
+/// output pixel: YUV planes, a JPEG's body copied out of libjpeg's buffer, a GIF's indices).
+/// Counting the output once let a 3.5 KB GIF of 150 1×1 frames padded to 1400×1400 take 1.4 GB
+/// under a 64 MiB budget.
 enum RenderEstimate {
     /// The estimate in bytes, or `nil` when the header's size cannot be read without decoding
     /// (AVIF, HEIF, JPEG XL, a broken header): the service then gives the render the whole budget
-    /// and a pixel limit that keeps its decode within it.
+    /// and a pixel limit that keeps its decode within it. `frames` is how many frames the render
+    /// renders (``RenderLimits/renderedFrames(of:detection:choice:)``).
     static func bytes(source: Data, parameters: ImageParameters, choice: FormatNegotiation.Choice,
-                      animationByteLimit: Int) -> Int? {
+                      animationByteLimit: Int, frames: Int = 1) -> Int? {
         let detection = FormatDetection(source)
         guard let size = detection.declaredSize(of: source) else { return nil }
         let keepsFrames = detection.isAnimated && FormatNegotiation.canAnimate(
             FormatNegotiation.format(for: choice, isAnimated: true, hasAlpha: false))
         // Doubles: a header may declare 2^32 × 2^32 pixels; the sum is clamped before it becomes an Int.
         let width = Double(size.width), height = Double(size.height)
+        let count = Double(keepsFrames ? max(1, frames) : 1)
         let output = outputPixels(width: width, height: height, parameters: parameters)
-        var total = Double(source.count) + 4 * width * height + 2 * output
+        var total = Double(source.count) + 4 * width * height + 2 * output * count
         if keepsFrames { total += Double(animationByteLimit) }
-        if parameters.width != nil || parameters.height != nil { total += 4 * output }
-        // Blur's two working buffers of four Int32 a pixel, and sharpen's blurred copy.
-        if parameters.blur != nil || parameters.sharpen != nil { total += 36 * output }
+        if parameters.width != nil || parameters.height != nil { total += 4 * output * count }
+        if parameters.fit == .pad, parameters.width != nil, parameters.height != nil { total += 4 * output * count }
+        // Blur's two working buffers of four Int32 a pixel (one frame at a time) and its output
+        // for every frame; sharpen's blurred copy.
+        if parameters.blur != nil || parameters.sharpen != nil { total += 32 * output + 4 * output * count }
         if parameters.crop != nil || parameters.rotate != 0 || parameters.flipHorizontal || parameters.flipVertical
-            || parameters.watermark != nil { total += 4 * width * height }
+            || parameters.watermark != nil { total += 4 * width * height * count }
         return Int(min(total, Double(Int.max / 4)))
     }
 

@@ -12,6 +12,10 @@ struct RenderSettings: Sendable {
     var qualities: [ImageFormat: Int] = ServerConfiguration.defaultQualities
     /// `--watermark`'s pixels and a name that changes with its bytes.
     var watermark: (mark: Bitmap, name: String)?
+    /// Which files `local:///PATH` names here: `--local-root` as configured.
+    var localRoot: String?
+    /// Which store `s3://BUCKET/KEY` names here: `--s3-endpoint`, else AWS in `--s3-region`.
+    var s3Store = "aws:us-east-1"
 
     /// The defaults: ``ServerConfiguration/defaultQualities``, no watermark.
     init() {}
@@ -20,6 +24,8 @@ struct RenderSettings: Sendable {
     /// - Throws: ``ServiceError`` naming the watermark file when it cannot be read or decoded.
     init(_ configuration: ServerConfiguration, coders: ImageCodersManager) throws {
         qualities = configuration.qualities
+        localRoot = configuration.localRoot
+        s3Store = configuration.s3Endpoint ?? "aws:\(configuration.s3Region)"
         if let path = configuration.watermarkFile {
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -39,9 +45,13 @@ struct RenderSettings: Sendable {
 
     /// What the output cache key and the ETag add for the settings a render of `parameters`
     /// depends on: the quality table when `q` is absent, the watermark's name when `wm` is given
-    /// (so changing either never serves an output made under the old one).
+    /// (so changing either never serves an output made under the old one), and for a `local:`
+    /// or `s3:` source the root or store it names here: two instances with other roots or
+    /// endpoints share a result store without serving each other's files as their own.
     func keySuffix(for parameters: ImageParameters) -> String {
         var suffix = ""
+        if LocalRoot.isLocal(parameters.url) { suffix += "\nlocal-root=\(localRoot ?? "-")" }
+        if S3Configuration.isS3(parameters.url) { suffix += "\ns3=\(s3Store)" }
         if parameters.quality == nil {
             suffix += "\nquality=" + qualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue):\($0.value)" }
                 .joined(separator: ",")

@@ -28,6 +28,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// With keys, every request needs `sig`, the hex HMAC-SHA256 of its query without `sig`
     /// under any one of them (several while a key is rotated).
     public var signingKeys: [String]
+    /// `--signature-migration` (default on in this release, off from the next): a signature over
+    /// the query alone, as made before signatures named their endpoint, verifies too (for any
+    /// endpoint); off, only a signature over the endpoint and the query does
+    /// (``RequestSignature/message(endpoint:query:)``). For moving signers over; warned of at start.
+    public var signatureMigration: Bool = true
     /// `--preset NAME=QUERY`: named parameter sets a request applies with `preset=NAME[,NAME...]`.
     public var presets: [String: String]
     /// `--presets-only`: a request may carry only `url`, `preset`, `format` and `sig`.
@@ -48,8 +53,17 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var resultStore: String?
     /// The largest source body accepted, in bytes (413 beyond it).
     public var maxSourceBytes: Int64
-    /// The most pixels a source may have (413 beyond it).
+    /// The most pixels a source may have (413 beyond it); an animation kept animated counts
+    /// every frame it renders (width × height × frames, as imgproxy's `MAX_SRC_RESOLUTION`).
     public var maxSourcePixels: Int
+    /// `--max-animation-frames N` (default ``defaultMaxAnimationFrames``): the most frames of an
+    /// animation rendered; an animation with more is rendered as its first N frames (imgproxy's
+    /// `MAX_ANIMATION_FRAMES`, whose default, 1, renders every animation as a still).
+    public var maxAnimationFrames: Int = ServerConfiguration.defaultMaxAnimationFrames
+    /// `--max-result-pixels N` (default 100 000 000): the most pixels an output may have, every
+    /// frame of an animated one counted (422 `resultTooLarge` beyond it), checked before anything
+    /// is decoded.
+    public var maxResultPixels: Int = 100_000_000
     /// How many image requests may be rendering or waiting at once (503 beyond it).
     public var concurrency: Int
     /// `Cache-Control: public, max-age=S` on image responses.
@@ -86,12 +100,19 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `--auto-formats LIST`: the formats `format=auto` tries, in order, among those `Accept`
     /// names (``FormatNegotiation/autoFormatCandidates``; default `avif,webp`).
     public var autoFormats: [ImageFormat] = FormatNegotiation.defaultAutoFormats
+    /// `--otel-endpoint URL`: where `webimage serve` exports its spans over OTLP/HTTP (the base
+    /// URL, as `OTEL_EXPORTER_OTLP_ENDPOINT`, which it also reads); `nil`: none unless the
+    /// environment names one, the trace context still carried to the origin. An application
+    /// embedding ``WebImageService`` bootstraps its own tracer and ignores this.
+    public var otelEndpoint: String?
     /// `--watermark FILE`: the image `wm` composites (any decodable image; alpha kept); `nil`:
     /// `wm` is refused with 400.
     public var watermarkFile: String?
     /// The deprecated setting names the configuration was given under (`allow-source`), so the
     /// summary shows a setting under the name its operator used.
     var deprecatedNamesUsed: Set<String> = []
+    /// The proxy the environment names for sources (`http_proxy`, `https_proxy`), if any: warned of at start.
+    var sourceProxy: String?
 
     /// The former name of ``privateSourceHosts`` (`--allow-source`).
     @available(*, deprecated, renamed: "privateSourceHosts")
@@ -138,6 +159,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The quality of each lossy format when neither `q` nor `--quality` says: JPEG 80, WebP 80,
     /// AVIF 60, JPEG XL 80.
     public static let defaultQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 80]
+
+    /// 500 frames: 50 s at 10 frames a second, more than an animation made to be shown in a page
+    /// holds, so `format=gif` and animated WebP keep such animations whole (imgproxy's default
+    /// of 1 would make every output a still). Memory is bounded by the frames × pixels limits and
+    /// the budget, not by this count; it bounds the per-frame work they do not see (a 1×1 frame
+    /// costs a quantisation, a graphics control block and a pad or resize like any other).
+    public static let defaultMaxAnimationFrames = 500
 
     /// The smallest budget accepted, in MiB: the memory cache's quarter and room for a 2 MP render.
     public static let minimumMemoryBudgetMiB = 32

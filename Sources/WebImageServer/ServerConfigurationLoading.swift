@@ -24,6 +24,8 @@ extension ServerConfiguration {
         public var signingKeys: [String] = []
         /// `--signing-key-file FILE`.
         public var signingKeyFile: String?
+        /// `--signature-migration` / `--no-signature-migration`.
+        public var signatureMigration: Bool?
         /// `--preset NAME=QUERY`, repeated.
         public var presets: [String] = []
         public var presetsOnly: Bool?
@@ -37,6 +39,10 @@ extension ServerConfiguration {
         public var resultStore: String?
         public var maxSourceBytes: Int?
         public var maxSourcePixels: Int?
+        /// `--max-animation-frames N`.
+        public var maxAnimationFrames: Int?
+        /// `--max-result-pixels N`.
+        public var maxResultPixels: Int?
         public var concurrency: Int?
         public var cacheControlMaxAge: Int?
         /// `--memory-budget-mib`, in MiB.
@@ -53,6 +59,8 @@ extension ServerConfiguration {
         public var autoFormats: String?
         /// `--watermark FILE`.
         public var watermarkFile: String?
+        /// `--otel-endpoint URL`.
+        public var otelEndpoint: String?
 
         /// No flags.
         public init() {}
@@ -96,6 +104,7 @@ extension ServerConfiguration {
         put("allow-private-source", privateHostFlags.isEmpty ? nil : .stringArray(privateHostFlags))
         put("allow-private-sources", flags.allowPrivateSources.map { .bool($0) })
         put("signing-key-file", flags.signingKeyFile.map { .string($0) })
+        put("signature-migration", flags.signatureMigration.map { .bool($0) })
         put("presets-only", flags.presetsOnly.map { .bool($0) })
         put("local-root", flags.localRoot.map { .string($0) })
         put("s3-endpoint", flags.s3Endpoint.map { .string($0) })
@@ -103,6 +112,8 @@ extension ServerConfiguration {
         put("result-store", flags.resultStore.map { .string($0) })
         put("max-source-bytes", flags.maxSourceBytes.map { .int($0) })
         put("max-source-pixels", flags.maxSourcePixels.map { .int($0) })
+        put("max-animation-frames", flags.maxAnimationFrames.map { .int($0) })
+        put("max-result-pixels", flags.maxResultPixels.map { .int($0) })
         put("concurrency", flags.concurrency.map { .int($0) })
         put("cache-control-max-age", flags.cacheControlMaxAge.map { .int($0) })
         put("memory-budget-mib", flags.memoryBudgetMiB.map { .int($0) })
@@ -112,6 +123,7 @@ extension ServerConfiguration {
         put("quality", flags.qualities.isEmpty ? nil : .string(flags.qualities.joined(separator: ",")))
         put("auto-formats", flags.autoFormats.map { .string($0) })
         put("watermark", flags.watermarkFile.map { .string($0) })
+        put("otel-endpoint", flags.otelEndpoint.map { .string($0) })
 
         // Each layer answers for a renamed setting under its new name, then under its old one.
         let renamed = ["allow-private-source": "allow-source"]
@@ -182,6 +194,11 @@ extension ServerConfiguration {
             cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
             memoryBudgetBytes: budgetMiB << 20)
         configuration.deprecatedNamesUsed = deprecatedNamesUsed
+        configuration.sourceProxy = HTTPProxySettings.environment(environment).httpProxy
+            ?? HTTPProxySettings.environment(environment).httpsProxy
+        configuration.signatureMigration = reader.bool(forKey: "signature-migration", default: defaults.signatureMigration)
+        configuration.maxAnimationFrames = reader.int(forKey: "max-animation-frames", default: defaults.maxAnimationFrames)
+        configuration.maxResultPixels = reader.int(forKey: "max-result-pixels", default: defaults.maxResultPixels)
         configuration.renderTimeout = try seconds("render-timeout", reader.double(forKey: "render-timeout", default: 30), allowsZero: false)
         configuration.clientTimeout = try seconds("client-timeout", reader.double(forKey: "client-timeout", default: 10), allowsZero: false)
         configuration.shutdownDelay = try seconds("shutdown-delay", reader.double(forKey: "shutdown-delay", default: 0), allowsZero: true)
@@ -192,6 +209,7 @@ extension ServerConfiguration {
         if let text = list("quality") { configuration.qualities = try Self.qualities(text) }
         if let text = list("auto-formats") { configuration.autoFormats = try Self.autoFormats(text) }
         configuration.watermarkFile = reader.string(forKey: "watermark")
+        configuration.otelEndpoint = reader.string(forKey: "otel-endpoint")
         try configuration.validate()
         return configuration
     }
@@ -251,6 +269,8 @@ extension ServerConfiguration {
         guard concurrency >= 1 else { throw ServiceError.badParameter("concurrency must be at least 1") }
         guard maxSourceBytes >= 1 else { throw ServiceError.badParameter("max-source-bytes must be at least 1") }
         guard maxSourcePixels >= 1 else { throw ServiceError.badParameter("max-source-pixels must be at least 1") }
+        guard maxAnimationFrames >= 1 else { throw ServiceError.badParameter("max-animation-frames must be at least 1") }
+        guard maxResultPixels >= 1 else { throw ServiceError.badParameter("max-result-pixels must be at least 1") }
         guard memoryBudgetBytes >= ServerConfiguration.minimumMemoryBudgetMiB << 20 else {
             throw ServiceError.badParameter("memory-budget-mib must be at least \(ServerConfiguration.minimumMemoryBudgetMiB)")
         }
@@ -270,6 +290,11 @@ extension ServerConfiguration {
             throw ServiceError.badParameter("s3-region must be a region name like eu-west-1")
         }
         if let resultStore { _ = try ResultStore.validated(resultStore) }
+        if let otelEndpoint {
+            guard let url = URL(string: otelEndpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+                throw ServiceError.badParameter("otel-endpoint must be an http(s) URL: \(otelEndpoint)")
+            }
+        }
         if let watermarkFile, !FileManager.default.isReadableFile(atPath: watermarkFile) {
             throw ServiceError.badParameter("watermark \(watermarkFile) is not a readable file")
         }
@@ -288,6 +313,18 @@ extension ServerConfiguration {
         var warnings = renames.filter { deprecatedNamesUsed.contains($0.0) }.map { old, new in
             old.hasPrefix("-") || old.hasPrefix("WEBIMAGE_") ? "\(old) is deprecated; use \(new)"
                 : "config key \(old) is deprecated; use \(new)"
+        }
+        if !signingKeys.isEmpty, signatureMigration {
+            warnings.append("signatures over the query alone are accepted for every endpoint (--signature-migration, "
+                + "off by default from the next release): sign the endpoint and the query, then set --no-signature-migration")
+        }
+        if signingKeys.contains(where: { $0.utf8.count < SigningKeyFile.minimumKeyBytes }) {
+            warnings.append("a signing key is shorter than \(SigningKeyFile.minimumKeyBytes) bytes: use a random key of 32 bytes or more")
+        }
+        if sourceProxy != nil {
+            warnings.append("sources are fetched through a proxy from the environment (http_proxy/https_proxy): the proxy "
+                + "resolves names, so the private-address guard cannot check the addresses it connects to (DNS rebinding); "
+                + "make the proxy refuse private addresses, or unset it")
         }
         if allowedSourcePrefixes.isEmpty, signingKeys.isEmpty {
             warnings.append("this instance fetches any public URL for anyone who asks (an open proxy); "
@@ -313,6 +350,7 @@ extension ServerConfiguration {
             "\(privateHostsName): \(privateSourceHosts.isEmpty ? "(none)" : privateSourceHosts.joined(separator: ", "))",
             "allow-private-sources: \(allowPrivateSources)",
             "signing-key: \(keys)",
+            "signature-migration: \(signatureMigration)\(signatureMigration ? " (query-only signatures accepted)" : "")",
             "local-root: \(localRoot ?? "(none: local sources refused)")",
             "s3-endpoint: \(s3Endpoint ?? "(AWS: https://BUCKET.s3.\(s3Region).amazonaws.com)")",
             "s3-region: \(s3Region)",
@@ -321,6 +359,8 @@ extension ServerConfiguration {
             "presets: \(presets.isEmpty ? "(none)" : presets.keys.sorted().joined(separator: ", "))\(presetsOnly ? " (presets only)" : "")",
             "max-source-bytes: \(maxSourceBytes)",
             "max-source-pixels: \(maxSourcePixels)",
+            "max-animation-frames: \(maxAnimationFrames)",
+            "max-result-pixels: \(maxResultPixels)",
             "concurrency: \(concurrency)",
             "cache-control-max-age: \(cacheControlMaxAge)",
             "render-timeout: \(renderTimeout)",
@@ -329,6 +369,7 @@ extension ServerConfiguration {
             "quality: " + qualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: ","),
             "auto-formats: \(autoFormats.isEmpty ? "(none: jpeg or png)" : autoFormats.map(\.rawValue).joined(separator: ","))",
             "watermark: \(watermarkFile ?? "(none: wm refused)")",
+            "otel-endpoint: \(otelEndpoint ?? "(none: OTEL_EXPORTER_OTLP_ENDPOINT, else spans not exported)")",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",
         ].joined(separator: "\n")

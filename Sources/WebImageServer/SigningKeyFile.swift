@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -10,10 +17,26 @@ import WebImage
 ///
 /// Spaces and tabs around a line are not part of its key (nor a CR of a CRLF file); blank lines
 /// and lines starting with `#` are ignored. The keys are never printed, not even in an error.
+///
+/// The file must not be readable by other users nor writable by any but its owner (as `ssh`
+/// asks of a private key: `chmod 600`, or 640 for a group that runs the service), and every key
+/// must be at least ``minimumKeyBytes`` long; otherwise the service does not start.
 enum SigningKeyFile {
+    /// 32 bytes: HMAC-SHA256's full strength (a key shorter than its output weakens it).
+    static let minimumKeyBytes = 32
+
     /// The keys in the file at `path`.
-    /// - Throws: ``ServiceError`` when it cannot be read or holds no key.
+    /// - Throws: ``ServiceError`` when it cannot be read, is open to other users, holds no key
+    ///   or a key shorter than ``minimumKeyBytes``.
     static func keys(in path: String) throws -> [String] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw ServiceError.badParameter("signing-key-file \(path) cannot be read") }
+        let mode = Int(info.st_mode) & 0o777
+        // Others may not read it; nobody but the owner may write it.
+        guard mode & 0o026 == 0 else {
+            throw ServiceError.badParameter("signing-key-file \(path) is open to other users (mode \(String(mode, radix: 8))): "
+                + "chmod 600 it (640 for the service's group)")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -22,6 +45,10 @@ enum SigningKeyFile {
         }
         let keys = keys(inText: String(decoding: data, as: UTF8.self))
         guard !keys.isEmpty else { throw ServiceError.badParameter("signing-key-file \(path) holds no key") }
+        // Which line is told, never the key.
+        if let short = keys.firstIndex(where: { $0.utf8.count < minimumKeyBytes }) {
+            throw ServiceError.badParameter("signing-key-file \(path): key \(short + 1) is shorter than \(minimumKeyBytes) bytes")
+        }
         return keys
     }
 

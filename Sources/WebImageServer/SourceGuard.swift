@@ -11,7 +11,8 @@ import WebImage
 /// With an ``SourceAllowList`` (`--allowed-source`), a source or redirect hop on none of its
 /// prefixes is refused before anything else. Then, by default, only public addresses: loopback, private (RFC 1918), carrier-grade NAT,
 /// link-local, unique-local, unspecified, multicast and reserved addresses are refused, in IPv4
-/// and IPv6, IPv4-mapped, -compatible, NAT64 and 6to4 IPv6 addresses by the IPv4 address inside.
+/// and IPv6, IPv4-mapped, -compatible, NAT64 and 6to4 IPv6 addresses by the IPv4 address inside;
+/// local-use NAT64 (`64:ff9b:1::/48`) and Teredo (`2001::/32`) tunnels are refused whole.
 /// `--allow-private-sources` lifts it for every host, an `--allow-private-source HOST[:PORT]`
 /// entry (formerly `--allow-source`) for that host (on that port); neither lifts the allowed-source list.
 ///
@@ -168,6 +169,11 @@ public struct SourceGuard: Sendable {
         if b[0] == 0x00, b[1] == 0x64, b[2] == 0xff, b[3] == 0x9b, b[4..<12].allSatisfy({ $0 == 0 }) {
             return isPublic(v4: v4(at: 12))
         }
+        // 64:ff9b:1::/48, NAT64 for local use (RFC 8215): where the IPv4 address sits depends on
+        // the operator's prefix length, so the whole range is refused.
+        if b[0] == 0x00, b[1] == 0x64, b[2] == 0xff, b[3] == 0x9b, b[4] == 0x00, b[5] == 0x01 { return false }
+        // 2001::/32 Teredo: a tunnel to an IPv4 host (its server's and its client's addresses inside).
+        if b[0] == 0x20, b[1] == 0x01, b[2] == 0x00, b[3] == 0x00 { return false }
         // 2002::/16 6to4 carries one too.
         if b[0] == 0x20, b[1] == 0x02 { return isPublic(v4: v4(at: 2)) }
         if b[0] & 0xfe == 0xfc { return false }                 // fc00::/7 unique-local

@@ -129,4 +129,6 @@ public struct LoopbackRequest: Sendable {
     public var connection: Int
     /// The HTTP version it came in (`HTTP/1.1`, `HTTP/2.0`).
     public var version: String = "HTTP/1.1"
+    /// The request's body as received (a POST's: what an OTLP exporter sends).
+    public var body = Data()
 }

@@ -156,7 +156,7 @@ public final class LoopbackServer: Sendable {
     }
 
     /// NIOHTTP2 in server mode: windows sized like a real image server's (1 MiB per stream), the
-    /// given stream limit, each stream translated to HTTP/1 parts for ``respond(to:connection:reused:channel:outbound:isStream:)``.
+    /// given stream limit, each stream translated to HTTP/1 parts for ``respond(to:body:connection:reused:channel:outbound:isStream:)``.
     private static func configureHTTP2(_ channel: any Channel, _ server: LoopbackServerBox,
                                        _ maxConcurrentStreams: Int) throws -> HTTP2Streams {
         var configuration = NIOHTTP2Handler.Configuration()
@@ -394,16 +394,18 @@ public final class LoopbackServer: Sendable {
         guard register(channel, id: id, http2: false) else { return }
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
+            var body = Data()
             var served = 0
             for try await part in inbound {
                 switch part {
                 case .head(let requestHead):
                     head = requestHead
-                case .body:
-                    break
+                    body = Data()
+                case .body(let buffer):
+                    body.append(contentsOf: buffer.readableBytesView)
                 case .end:
                     guard let requestHead = head else { continue }
-                    let keepGoing = try await respond(to: requestHead, connection: id, reused: served > 0,
+                    let keepGoing = try await respond(to: requestHead, body: body, connection: id, reused: served > 0,
                                                       channel: channel, outbound: outbound, isStream: false)
                     served += 1
                     if !keepGoing { return }
@@ -473,13 +475,14 @@ public final class LoopbackServer: Sendable {
         let channel = stream.channel
         try? await stream.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
+            var body = Data()
             for try await part in inbound {
                 switch part {
                 case .head(let requestHead): head = requestHead
-                case .body: break
+                case .body(let buffer): body.append(contentsOf: buffer.readableBytesView)
                 case .end:
                     guard let requestHead = head else { return }
-                    _ = try await respond(to: requestHead, connection: id, reused: reused, channel: channel,
+                    _ = try await respond(to: requestHead, body: body, connection: id, reused: reused, channel: channel,
                                           outbound: outbound, isStream: true)
                     return
                 }
@@ -490,7 +493,7 @@ public final class LoopbackServer: Sendable {
     /// Answers one request (`reused`: the connection served one before); returns whether the
     /// connection can serve another. `isStream`: `channel` is an HTTP/2 stream, whose "connection"
     /// faults act on the stream (a reset is RST_STREAM, a truncation END_STREAM short of the length).
-    private func respond(to head: HTTPRequestHead, connection: Int, reused: Bool, channel: any Channel,
+    private func respond(to head: HTTPRequestHead, body: Data, connection: Int, reused: Bool, channel: any Channel,
                          outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, isStream: Bool) async throws -> Bool {
         let path = String(head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         var headers: [String: String] = [:]
@@ -502,7 +505,7 @@ public final class LoopbackServer: Sendable {
         mutate { state in
             state.log.append(LoopbackRequest(order: state.log.count, method: "\(head.method)", path: path,
                                              uri: head.uri, headers: headers, connection: connection,
-                                             version: "\(head.version)"))
+                                             version: "\(head.version)", body: body))
             state.countsByPath[path, default: 0] += 1
             if let next = state.sequences[path]?.first {
                 state.sequences[path]?.removeFirst()

@@ -75,7 +75,7 @@ package struct LocalRoot: Sendable {
 
     /// The decoded segments of `url`'s path.
     /// - Throws: ``WebImageError/rejected(_:)`` for a path that could mean a place outside the root.
-    static func segments(of url: URL) throws -> [String] {
+    package static func segments(of url: URL) throws -> [String] {
         let raw = url.path(percentEncoded: true)
         func refuse(_ why: String) -> WebImageError { .rejected("local source \(raw): \(why)") }
         guard url.host(percentEncoded: true)?.isEmpty ?? true else { throw refuse("a local URL has no host (local:///PATH)") }

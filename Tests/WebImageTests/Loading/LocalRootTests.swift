@@ -42,6 +42,9 @@ final class HostileLocalRoot: Sendable {
         "local:///a.png%00.jpg", "local://outside/secret.png", "local:///", "local://user@/a.png",
     ]
 
+    /// The escapes that are links: only resolving the path shows they lead out.
+    static let linksOut = ["local:///out-link.png", "local:///absolute-link.png", "local:///dir-link/secret.png", "local:///root-link"]
+
     /// Paths inside the root that are no regular file: refused after a non-blocking open, never read.
     static let notFiles = ["local:///fifo.png", "local:///sub", "local:///missing.png", "local:///sub/deeper/"]
 }

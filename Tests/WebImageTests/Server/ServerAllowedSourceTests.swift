@@ -54,6 +54,41 @@ struct ServerAllowedSourceTests {
         #expect(try !allowed(["https://img-*.example.com/"], "https://img-.example.com/x"))
     }
 
+    @Test func wildcardMatchingTakesTimeLinearInTheHostNotExponentialInTheStars() throws {
+        // Nine stars against a host that fails only at its end: the former matcher tried every
+        // way to share 40 dashes among the stars (these 20 checks took 230 s in a debug build);
+        // a one-pass walk takes microseconds.
+        let list = try SourceAllowList(["http://*-*-*-*-*-*-*-*-*.example.com/"])
+        let hostile = try #require(URL(string: "http://" + String(repeating: "-", count: 40) + ".example.co/a.png"))
+        let started = ContinuousClock.now
+        for _ in 0..<20 { #expect(list.refusal(for: hostile) != nil) }
+        #expect(ContinuousClock.now - started < .milliseconds(500))
+        // Still a star per label, one or more bytes, as before.
+        #expect(try allowed(["http://*-*-*.example.com/"], "http://a-b-c.example.com/x"))
+        #expect(try allowed(["http://*-*-*.example.com/"], "http://a-b-c-d.example.com/x"))
+        #expect(try !allowed(["http://*-*-*.example.com/"], "http://a--c.example.com/x"))
+        #expect(try allowed(["http://img*x.example.com/"], "http://imgxx.example.com/x"))
+        #expect(try !allowed(["http://img*x.example.com/"], "http://imgx.example.com/x"))
+        #expect(try allowed(["http://*.*.example.com/"], "http://a.b.example.com/x"))
+        #expect(try !allowed(["http://*.*.example.com/"], "http://a.example.com/x"))
+        #expect(try !allowed(["http://*.example.com/"], "http://a.example.com.evil/x"))
+    }
+
+    @Test func hostsPastDNSLimitsAreRefusedBeforeMatching() throws {
+        // Every label under 63 bytes, 256 in all: matched by the pattern, refused for its length.
+        let label = String(repeating: "a", count: 60)
+        let long = "http://\(label).\(label).\(label).\(label).example.com/x.png"
+        #expect(try !allowed(["http://*.*.*.*.example.com/"], long))
+        let within = "http://\(label).\(label).\(label).\(label.prefix(57)).example.com/x.png"
+        #expect(try allowed(["http://*.*.*.*.example.com/"], within))
+        // One label of 64 bytes.
+        #expect(try !allowed(["http://*.example.com/"], "http://\(String(repeating: "b", count: 64)).example.com/x.png"))
+        #expect(try allowed(["http://*.example.com/"], "http://\(String(repeating: "b", count: 63)).example.com/x.png"))
+        let refusal = try SourceAllowList(["http://*.example.com/"])
+            .refusal(for: try #require(URL(string: "http://\(String(repeating: "b", count: 64)).example.com/x.png")))
+        #expect(refusal?.contains("63") == true)
+    }
+
     @Test func pathsArePrefixesAndDotSegmentsAreRefused() throws {
         let folder = ["https://cdn.example.com/public/"]
         #expect(try allowed(folder, "https://cdn.example.com/public/a.jpg"))
@@ -126,6 +161,10 @@ struct ServerAllowedSourceTests {
             let reply = try await server.get("url=" + server.encode("http://\(host):\(server.origin.port)/photo.jpg"))
             #expect(reply.status == 403 && reply.errorCode == "sourceNotAllowed", "\(host)")
         }
+        // What `localhost` resolved to is logged, never told: a fixed reason.
+        let named = try await server.get("url=" + server.encode("http://localhost:\(server.origin.port)/photo.jpg"))
+        let message = try #require(named.errorMessage)
+        #expect(!message.contains("127.0.0.1") && !message.contains("::1") && !message.contains("resolves"), "\(message)")
         #expect(server.origin.totalRequestCount == 0)
         try await server.stop()
     }

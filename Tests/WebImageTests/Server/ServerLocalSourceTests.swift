@@ -32,10 +32,19 @@ struct ServerLocalSourceTests {
             #expect(reply.status == 200, "\(url)")
             #expect(try ServerTestImages.decode(reply.body).width == 12, "\(url)")
         }
+        // A link that leads out is answered as a missing file is (the same status, code and
+        // message but for the path): whether something exists outside the root is not told.
+        let missing = try await server.get(query("local:///missing.png"))
         for url in HostileLocalRoot.escapes where URL(string: url) != nil {
             let reply = try await server.get(query(url))
-            #expect(reply.status == 403 && reply.errorCode == "sourceNotAllowed", "\(url): \(reply.status) \(reply.errorCode ?? "")")
             #expect(!reply.body.contains(files.secret))
+            if HostileLocalRoot.linksOut.contains(url) {
+                #expect(reply.status == 404 && reply.errorCode == "sourceNotFound", "\(url): \(reply.status) \(reply.errorCode ?? "")")
+                let path = try #require(URL(string: url)).path(percentEncoded: true)
+                #expect(reply.errorMessage?.replacingOccurrences(of: path, with: "/missing.png") == missing.errorMessage, "\(url)")
+            } else {
+                #expect(reply.status == 403 && reply.errorCode == "sourceNotAllowed", "\(url): \(reply.status) \(reply.errorCode ?? "")")
+            }
         }
         for url in HostileLocalRoot.notFiles {
             let reply = try await server.get(query(url))
@@ -46,6 +55,30 @@ struct ServerLocalSourceTests {
         server.origin.route("/to-local", .redirect(to: "local:///a.png"))
         let hop = try await server.get("url=" + server.source("/to-local"))
         #expect(hop.status == 403 && hop.errorCode == "sourceNotAllowed")
+        try await server.stop()
+    }
+
+    @Test func oneSourceSpelledSeveralWaysIsOneCacheEntry() async throws {
+        func normalized(_ url: String) throws -> String {
+            try ImageParameters(query: "url=" + url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!).url.absoluteString
+        }
+        for spelling in ["local:///sub/a.png", "LOCAL:///sub/a.png", "local:sub/a.png", "local:/sub/a.png", "local:////sub//a.png"] {
+            #expect(try normalized(spelling) == "local:///sub/a.png", "\(spelling)")
+        }
+        for spelling in ["HTTP://Example.COM:80/A.png", "http://example.com/A.png"] {
+            #expect(try normalized(spelling) == "http://example.com/A.png", "\(spelling)")
+        }
+        #expect(try normalized("https://example.com") == "https://example.com/")
+        #expect(try normalized("https://example.com:8443/a?b=C") == "https://example.com:8443/a?b=C")
+
+        let files = try HostileLocalRoot()
+        let server = try await ServerHarness.start { configuration, _ in configuration.localRoot = files.root.path }
+        var replies: [HTTPReply] = []
+        for spelling in ["local:///a.png", "LOCAL:///a.png", "local:a.png", "local:////a.png"] { replies.append(try await server.get(query(spelling))) }
+        #expect(replies.allSatisfy { $0.status == 200 })
+        #expect(Set(replies.compactMap { $0.header("ETag") }).count == 1)
+        let metrics = PrometheusText(String(decoding: try await ServerTestClient.send(port: server.port, "/metrics").body, as: UTF8.self))
+        #expect(metrics.sum("webimage_renders_total") == 1)
         try await server.stop()
     }
 

@@ -56,6 +56,35 @@ struct ServerResultStoreTests {
         await moto.stop()
     }
 
+    @Test func instancesWithOtherLocalRootsDoNotShareOutputs() async throws {
+        // `local:///photo.png` is another file under another `--local-root`: the key says which.
+        let moto = try await MotoS3.start()
+        try await moto.put(bucket: "results", [:])
+        let red = try TemporaryDirectory(), blue = try TemporaryDirectory()
+        func png(_ color: (UInt8, UInt8, UInt8, UInt8)) throws -> Data {
+            try ImageCodersManager.shared.encode(DecodedImage(bitmap: try Bitmap(width: 8, height: 8, filledWith: color), hasAlpha: false),
+                                                 format: .png, options: EncodeOptions())
+        }
+        try png((250, 0, 0, 255)).write(to: red.url.appendingPathComponent("photo.png"))
+        try png((0, 0, 250, 255)).write(to: blue.url.appendingPathComponent("photo.png"))
+        let query = "url=local%3A%2F%2F%2Fphoto.png&format=png"
+        var outputs: [Data] = []
+        for root in [red, blue] {
+            let server = try await ServerHarness.start { configuration, origin in
+                self.configure(moto)(&configuration, origin)
+                configuration.localRoot = root.url.path
+            }
+            let reply = try await server.get(query)
+            #expect(reply.status == 200)
+            outputs.append(reply.body)
+            try await server.stop()
+        }
+        let pixels = try outputs.map { try ServerTestImages.decode($0).bitmap.withUnsafeBytes { Array($0.prefix(4)) } }
+        #expect(pixels == [[250, 0, 0, 255], [0, 0, 250, 255]], "the second root was answered with the first root's file")
+        #expect(try await moto.keys(bucket: "results", prefix: "").count == 2)
+        await moto.stop()
+    }
+
     @Test func aForeignObjectIsAMissAndAFailingStoreCostsOnlyARender() async throws {
         let moto = try await MotoS3.start()
         let origin = try await LoopbackServer.start()

@@ -31,6 +31,17 @@ struct ServerSourceGuardTests {
         }
     }
 
+    @Test func localUseNAT64AndTeredoAreRefused() throws {
+        // 64:ff9b:1::/48 (RFC 8215) may carry 10.0.0.1 at any prefix length; Teredo tunnels to IPv4 hosts.
+        for ip in ["64:ff9b:1::a00:1", "64:ff9b:1:a00:100::", "64:ff9b:1:ffff::1", "2001::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"] {
+            #expect(try !isPublic(ip), "\(ip) must be refused")
+        }
+        // Next to them, public: the global NAT64 prefix with a public address, other 2001: networks.
+        for ip in ["64:ff9b::808:808", "2001:4860:4860::8888", "2001:200::1"] {
+            #expect(try isPublic(ip), "\(ip) must be allowed")
+        }
+    }
+
     @Test func allowListAndSchemes() throws {
         let strict = try SourceGuard(allowPrivateSources: false, allowedSources: ["images.internal", "127.0.0.1:8081", "[::1]:9000"])
         #expect(strict.refusal(for: URL(string: "http://127.0.0.1:8081/a")!) == nil)

@@ -13,9 +13,10 @@ import WebImageTestSupport
 /// file, and the lines printed on start.
 @Suite("webimage serve: source and signing settings")
 struct ServerSourceSettingsTests {
-    private func temporaryFile(_ text: String) throws -> URL {
+    private func temporaryFile(_ text: String, permissions: Int = 0o600) throws -> URL {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-settings-\(UUID().uuidString)")
         try Data(text.utf8).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: permissions], ofItemAtPath: file.path)
         return file
     }
 
@@ -83,12 +84,59 @@ struct ServerSourceSettingsTests {
         #expect(warning.contains("any public URL") && warning.contains("--allowed-source") && warning.contains("--signing-key"))
         let listed = try await ServerConfiguration.resolve(.init(), environment: ["WEBIMAGE_ALLOWED_SOURCE": "https://cdn.example/"])
         #expect(listed.startWarnings.isEmpty)
-        let signed = try await ServerConfiguration.resolve(.init(), environment: ["WEBIMAGE_SIGNING_KEY": "k"])
+        let signed = try await ServerConfiguration.resolve(.init(), environment: ["WEBIMAGE_SIGNING_KEY": String(repeating: "k", count: 32),
+                                                                                 "WEBIMAGE_SIGNATURE_MIGRATION": "false"])
         #expect(signed.startWarnings.isEmpty)
     }
 
+    @Test func weakSigningSettingsAndAnEnvironmentProxyAreWarnedAbout() async throws {
+        let key = String(repeating: "k", count: 32)
+        // Query-only signatures are accepted by default in this release, and said so.
+        let migrating = try await ServerConfiguration.resolve(.init(), environment: ["WEBIMAGE_SIGNING_KEY": key])
+        #expect(migrating.signatureMigration)
+        #expect(migrating.startWarnings.contains { $0.contains("--signature-migration") })
+        #expect(migrating.summary.contains("signature-migration: true"))
+        var flags = ServerConfiguration.Flags()
+        flags.signatureMigration = false
+        #expect(try await ServerConfiguration.resolve(flags, environment: ["WEBIMAGE_SIGNING_KEY": key]).startWarnings.isEmpty)
+        let short = try await ServerConfiguration.resolve(flags, environment: ["WEBIMAGE_SIGNING_KEY": "short"])
+        #expect(short.startWarnings.contains { $0.contains("shorter than 32 bytes") })
+        // A proxy from the environment resolves names where the guard cannot see them.
+        let proxied = try await ServerConfiguration.resolve(flags, environment: ["WEBIMAGE_SIGNING_KEY": key,
+                                                                                "https_proxy": "http://proxy.internal:3128"])
+        let warning = try #require(proxied.startWarnings.first { $0.contains("proxy") })
+        #expect(warning.contains("https_proxy") && warning.contains("rebinding"))
+    }
+
+    @Test func aSigningKeyFileMustBePrivateAndItsKeysLong() async throws {
+        let key = String(repeating: "a", count: 32)
+        for mode in [0o644, 0o604, 0o620, 0o666] {
+            let open = try temporaryFile(key + "\n", permissions: mode)
+            defer { try? FileManager.default.removeItem(at: open) }
+            var flags = ServerConfiguration.Flags()
+            flags.signingKeyFile = open.path
+            let error = await #expect(throws: ServiceError.self) { try await ServerConfiguration.resolve(flags, environment: [:]) }
+            #expect(error?.message.contains("chmod 600") == true, "\(String(mode, radix: 8))")
+        }
+        for mode in [0o600, 0o640, 0o400] {
+            let closed = try temporaryFile(key + "\n", permissions: mode)
+            defer { try? FileManager.default.removeItem(at: closed) }
+            var flags = ServerConfiguration.Flags()
+            flags.signingKeyFile = closed.path
+            #expect(try await ServerConfiguration.resolve(flags, environment: [:]).signingKeys == [key], "\(String(mode, radix: 8))")
+        }
+        let short = try temporaryFile(key + "\nshort-key\n")
+        defer { try? FileManager.default.removeItem(at: short) }
+        var flags = ServerConfiguration.Flags()
+        flags.signingKeyFile = short.path
+        let error = await #expect(throws: ServiceError.self) { try await ServerConfiguration.resolve(flags, environment: [:]) }
+        #expect(error?.message.contains("key 2 is shorter than 32 bytes") == true)
+        #expect(error?.message.contains("short-key") == false)
+    }
+
     @Test func signingKeysFromFlagsEnvironmentFileAndKeyFile() async throws {
-        let keyFile = try temporaryFile("# rotated 2026-11\r\n\n  first-key  \r\nsecond,key\n\t# old one below, remove after December\nthird#key\n\n")
+        let (first, second, third) = ("first-key-of-thirty-two-bytes-00", "second,key-of-thirty-two-bytes-0", "third#key-of-thirty-two-bytes-00")
+        let keyFile = try temporaryFile("# rotated 2026-11\r\n\n  \(first)  \r\n\(second)\n\t# old one below, remove after December\n\(third)\n\n")
         let config = try temporaryFile(#"{"signing-key": ["file-a", "file-b"]}"#)
         let emptyKeyFile = try temporaryFile("# nothing yet\n\n")
         defer {
@@ -106,10 +154,10 @@ struct ServerSourceSettingsTests {
         flags = .init()
         flags.signingKeyFile = keyFile.path
         let fromKeyFile = try await ServerConfiguration.resolve(flags, environment: [:])
-        #expect(fromKeyFile.signingKeys == ["first-key", "second,key", "third#key"])
+        #expect(fromKeyFile.signingKeys == [first, second, third])
         let fromVariable = try await ServerConfiguration.resolve(.init(), environment: ["WEBIMAGE_SIGNING_KEY_FILE": keyFile.path,
                                                                                        "WEBIMAGE_SIGNING_KEY": "env"])
-        #expect(fromVariable.signingKeys == ["env", "first-key", "second,key", "third#key"])
+        #expect(fromVariable.signingKeys == ["env", first, second, third])
         for key in fromVariable.signingKeys { #expect(!fromVariable.summary.contains(key)) }
 
         for path in [emptyKeyFile.path, "/nonexistent/keys"] {

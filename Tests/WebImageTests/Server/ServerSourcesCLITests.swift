@@ -40,27 +40,28 @@ struct ServerSourcesCLITests {
         origin.route("/public/photo.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
         origin.route("/private/photo.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
         let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-keys-\(UUID().uuidString)")
-        try Data("# keys\nfile-key-one\nfile-key-two\n".utf8).write(to: keyFile)
+        try Data("# keys\nfile-key-one-of-thirty-two-bytes\nfile-key-two-of-thirty-two-bytes\n".utf8).write(to: keyFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
         defer { try? FileManager.default.removeItem(at: keyFile) }
         let base = "http://127.0.0.1:\(origin.port)"
         let (child, stdout, port) = try await serve([
             "--allowed-source", base + "/public/", "--allowed-source", "https://*.cdn.example/",
-            "--allow-private-source", "127.0.0.1:\(origin.port)", "--signing-key", "flag-key", "--signing-key-file", keyFile.path,
+            "--allow-private-source", "127.0.0.1:\(origin.port)", "--signing-key", "flag-key-of-thirty-two-bytes-long", "--no-signature-migration", "--signing-key-file", keyFile.path,
             "--preset", "thumb=w=24&fit=cover", "--preset", "png=format=png"])
         #expect(!child.log.contains("webimage serve:"), "\(child.log)")
         #expect(stdout.contains("allowed-source: \(base)/public/, https://*.cdn.example/\n"))
         #expect(stdout.contains("allow-private-source: 127.0.0.1:\(origin.port)\n"))
         #expect(stdout.contains("signing-key: (3 keys set)\n"))
         #expect(stdout.contains("presets: png, thumb\n"))
-        for key in ["flag-key", "file-key-one", "file-key-two"] { #expect(!stdout.contains(key)) }
+        for key in ["flag-key-of-thirty-two-bytes-long", "file-key-one-of-thirty-two-bytes", "file-key-two-of-thirty-two-bytes"] { #expect(!stdout.contains(key)) }
 
         func encoded(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
         let good = "url=" + encoded(base + "/public/photo.jpg") + "&preset=thumb,png"
-        let reply = try await ServerTestClient.image(port: port, good + "&sig=" + RequestSignature(key: "file-key-two").sign(good))
+        let reply = try await ServerTestClient.image(port: port, good + "&sig=" + RequestSignature(key: "file-key-two-of-thirty-two-bytes").sign(endpoint: .image, query: good))
         #expect(reply.status == 200)
         #expect(try ServerTestImages.decode(reply.body).width == 24)
         let off = "url=" + encoded(base + "/private/photo.jpg")
-        let refused = try await ServerTestClient.image(port: port, off + "&sig=" + RequestSignature(key: "flag-key").sign(off))
+        let refused = try await ServerTestClient.image(port: port, off + "&sig=" + RequestSignature(key: "flag-key-of-thirty-two-bytes-long").sign(endpoint: .image, query: off))
         #expect(refused.status == 403)
         #expect(refused.header("Content-Type")?.hasPrefix("application/json") == true)
         #expect(refused.errorCode == "sourceNotAllowed")

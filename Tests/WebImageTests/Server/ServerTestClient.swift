@@ -23,20 +23,34 @@ struct HTTPReply: Sendable {
         struct Body: Decodable { struct Detail: Decodable { var code: String; var message: String }; var error: Detail }
         return (try? JSONDecoder().decode(Body.self, from: body))?.error.code
     }
+
+    /// The `{"error": {"code", "message"}}` body's message.
+    var errorMessage: String? {
+        struct Body: Decodable { struct Detail: Decodable { var code: String; var message: String }; var error: Detail }
+        return (try? JSONDecoder().decode(Body.self, from: body))?.error.message
+    }
 }
 
 /// A minimal HTTP/1.1 client over a real socket: one connection per request, `Connection: close`.
 enum ServerTestClient {
     static func send(port: Int, _ target: String, method: HTTPMethod = .GET, headers: [(String, String)] = []) async throws -> HTTPReply {
         let promise = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: HTTPReply.self)
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ReplyCollector(promise: promise))
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(ReplyCollector(promise: promise))
+                    }
                 }
-            }
-            .connect(host: "127.0.0.1", port: port).get()
+                .connect(host: "127.0.0.1", port: port).get()
+        } catch {
+            // A connect that failed: the test fails with the error, rather than NIO's debug
+            // build stopping the process over a promise left unfulfilled.
+            promise.fail(error)
+            throw error
+        }
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: target)
         head.headers.add(name: "Host", value: "127.0.0.1:\(port)")
         head.headers.add(name: "Connection", value: "close")
