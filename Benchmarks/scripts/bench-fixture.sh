@@ -46,6 +46,20 @@ find_ahc() {
     fi
 }
 
+# make_sources DIR: the benchmarks' 12 MP picture (make-photo.py) and the same picture at 1 MP
+# (1155x866, Lanczos), as DIR/12mp.jpg and DIR/1mp.jpg, both JPEG quality 90: the sources of
+# compare-serve.sh and compare-render.sh.
+make_sources() {
+    python3 "$ROOT/Benchmarks/scripts/make-photo.py" "$WORK"
+    python3 - "$WORK" "$1" <<'PY'
+import sys
+from PIL import Image
+photo = Image.open(f"{sys.argv[1]}/photo.png")
+photo.save(f"{sys.argv[2]}/12mp.jpg", quality=90)
+photo.resize((1155, 866), Image.LANCZOS).save(f"{sys.argv[2]}/1mp.jpg", quality=90)
+PY
+}
+
 # cpu_ms_per_image TIMEFILE FILES: user+sys of a `/usr/bin/time -f "%U %S"` file, in ms per image.
 cpu_ms_per_image() {
     tail -1 "$1" | awk -v n="$2" '{printf "%.3f\n", 1000 * ($1 + $2) / n}'

@@ -36,15 +36,7 @@ if [[ ! -x "$VIPS_VENV/bin/python" ]] || ! "$VIPS_VENV/bin/python" -c 'import py
     "$VIPS_VENV/bin/pip" install -q pyvips pyvips-binary==8.18.7 >&2
 fi
 
-python3 Benchmarks/scripts/make-photo.py "$WORK"
-python3 - "$WORK" <<'PY'
-import sys
-from PIL import Image
-work = sys.argv[1]
-photo = Image.open(f"{work}/photo.png")
-photo.save(f"{work}/12mp.jpg", quality=90)
-photo.resize((1155, 866), Image.LANCZOS).save(f"{work}/1mp.jpg", quality=90)
-PY
+make_sources "$WORK"
 
 # One renderer process: renders FILE for DURATION seconds, prints the count. ENGINE is vips or pil.
 cat > "$WORK/render.py" <<'PY'

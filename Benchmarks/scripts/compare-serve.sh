@@ -42,15 +42,7 @@ wait_for() {
 }
 
 # The sources: the benchmarks' 12 MP picture and the same picture at 1 MP, both JPEG quality 90.
-python3 Benchmarks/scripts/make-photo.py "$WORK"
-python3 - "$WORK" <<'PY'
-import sys
-from PIL import Image
-work = sys.argv[1]
-photo = Image.open(f"{work}/photo.png")
-photo.save(f"{work}/www/12mp.jpg", quality=90)
-photo.resize((1155, 866), Image.LANCZOS).save(f"{work}/www/1mp.jpg", quality=90)
-PY
+make_sources "$WORK/www"
 start_nginx
 ORIGIN="127.0.0.1:$PORT"
 

@@ -116,6 +116,29 @@ import WebImageTestSupport
         #expect(try data.withUnsafeBytes { try JPEGEighthScaleDecoder.decode($0) } == nil)
     }
 
+    /// Fill bytes inside the scan (`FF FF 00` for a stuffed `FF 00`): libjpeg-turbo's fast Huffman
+    /// path takes the second FF for a marker and decodes the MCU from zeros, then its slow path
+    /// decodes it again, reading the run as one FF byte, into blocks that still hold the first
+    /// attempt's coefficients. Found by JPEGEighthScaleFuzzer: 4 pixels in the two MCUs over two
+    /// such runs differed by one step of Cr. The DC decoder leaves such scans to libjpeg-turbo.
+    @Test func fillBytesInsideTheScanKeepLibjpegTurbosPixels() throws {
+        let encoded = Array(try JPEGCoder.encode(try Self.noisyPhoto(width: 640, height: 480, seed: 4), quality: 90,
+                                                 sampling: .halfBoth))
+        let scan = try #require(encoded.indices.dropLast().first { encoded[$0] == 0xFF && encoded[$0 + 1] == 0xDA })
+        // Stuffed bytes a third and two thirds of the way into the scan, each given three fill bytes.
+        let stuffed = (scan..<(encoded.count - 1)).filter { encoded[$0] == 0xFF && encoded[$0 + 1] == 0x00 }
+        #expect(stuffed.count > 10, "too few stuffed bytes in the scan")
+        var data = encoded
+        for position in [stuffed[2 * stuffed.count / 3], stuffed[stuffed.count / 3]] {
+            data.insert(contentsOf: [0xFF, 0xFF, 0xFF], at: position)
+        }
+        let file = Data(data)
+        let fast = try Self.eighthScale(file, width: 640, height: 480, fast: true)
+        let reference = try Self.eighthScale(file, width: 640, height: 480, fast: false)
+        #expect(Self.samePixels(fast, reference))
+        #expect(try file.withUnsafeBytes { try JPEGEighthScaleDecoder.decode($0) } == nil)
+    }
+
     /// A Huffman table with more codes of a length than that length holds is refused, not
     /// filled past the end of the lookup tables.
     @Test func refusesOverfullHuffmanTables() throws {

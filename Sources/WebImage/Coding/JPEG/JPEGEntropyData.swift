@@ -22,8 +22,8 @@ struct JPEGEntropyData: Sendable {
     let restartOffsets: [Int]
 
     /// The data of the scan that starts at `start`, or `nil` when its restart markers are out of
-    /// sequence (libjpeg resynchronizes on those in its own way) or a marker other than EOI ends
-    /// it: libjpeg reads every segment up to EOI and may fail on one, so such files are left to it
+    /// sequence (libjpeg resynchronizes on those in its own way), fill bytes stand inside it, or a
+    /// marker other than EOI ends it: libjpeg reads every segment up to EOI and may fail on one, so such files are left to it
     /// (a thumbnail must fail exactly when the full decode does).
     init?(_ source: UnsafeRawBufferPointer, from start: Int) {
         guard start <= source.count, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
@@ -43,6 +43,16 @@ struct JPEGEntropyData: Sendable {
                 read += runLength
                 guard read < source.count else { break }
                 guard let next = JPEGMarkerWalker.markerCode(afterFillAt: read, in: source) else { break }
+                // Fill bytes (FF FF ...) inside a scan: libjpeg-turbo's fast Huffman path reads the
+                // second FF as a marker, decodes the MCU from zeros, then decodes it again on its
+                // slow path, which reads `FF ... FF 00` as one FF byte, into blocks still holding
+                // the first attempt's coefficients: pixels no clean decode gives. The standard
+                // allows fill bytes only before markers and encoders write none inside a scan,
+                // so such files are left to libjpeg-turbo (found by JPEGEighthScaleFuzzer).
+                guard next == read + 1 else {
+                    isPlainScan = false
+                    break scan
+                }
                 switch base[next] {
                 case 0x00:
                     target[written] = 0xFF
