@@ -16,7 +16,7 @@ import WebImage
 ///
 /// Endpoints: `GET`/`HEAD /image` (see ``ImageParameters``), `GET /healthz` (liveness),
 /// `GET /readyz` (readiness: 503 while starting and from SIGTERM on), `GET /metrics`
-/// (Prometheus text), `GET /` (a playground page). ``run(onListening:)`` serves until SIGTERM or
+/// (Prometheus text), `GET /` (a playground page). ``run(alongside:onListening:)`` serves until SIGTERM or
 /// SIGINT or ``shutdown()``, then (after ``ServerConfiguration/shutdownDelay``) stops accepting
 /// connections, lets the requests in flight finish and the background writes land.
 public final class ImageServer: Sendable {
@@ -38,7 +38,7 @@ public final class ImageServer: Sendable {
     private let readiness = Locked(Readiness.starting)
     private let group = Locked<(ServiceGroup?, shutdownRequested: Bool)>((nil, false))
 
-    /// A server with `configuration`; nothing listens until ``run(onListening:)``.
+    /// A server with `configuration`; nothing listens until ``run(alongside:onListening:)``.
     /// - Throws: ``ServiceError`` for a setting that cannot work.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "webimage.serve"),
                 metrics scope: MetricsScope = .server) throws {
@@ -99,7 +99,7 @@ public final class ImageServer: Sendable {
 
     /// Starts a graceful shutdown: `/readyz` answers 503, then (after the shutdown delay) no new
     /// connections, the requests in flight finish, the background writes land, and
-    /// ``run(onListening:)`` returns.
+    /// ``run(alongside:onListening:)`` returns.
     public func shutdown() async {
         let serviceGroup = group.withLock { state -> ServiceGroup? in
             state.shutdownRequested = true
