@@ -99,7 +99,7 @@ for round in $(seq 1 "$ROUNDS"); do
         done
     done
 done
-head -1 "$WORK/vips.log"
+grep -o "libvips [0-9.]*[0-9]" "$WORK/vips.log" | head -1
 for source in 12mp 1mp; do
     w=${best[webimage/$source]} v=${best[vips/$source]} p=${best[pil/$source]}
     python3 -c "print(f'best {\"$source\":5} webimage $w, libvips $v, Pillow $p images/s: {$w / $v:.2f}x libvips (goal >= 2x), {$w / $p:.2f}x Pillow')"
