@@ -139,6 +139,24 @@ import WebImageTestSupport
         #expect(try file.withUnsafeBytes { try JPEGEighthScaleDecoder.decode($0) } == nil)
     }
 
+    /// A short AC code whose symbol asks for 11 magnitude bits (more than baseline allows) has no
+    /// pair-skip entry; the long-code search, which starts past the lookup table's 10 bits, read
+    /// it as a code of 11 bits with another symbol and skipped on. Found by JPEGEighthScaleFuzzer:
+    /// from such a block on, every DC was off by 17. Here: three 9-bit codes (EOB, 0x01, 0x0B)
+    /// and one 11-bit code; the bits `000000010` (0x0B) then `01` read as the 11-bit prefix of EOB.
+    @Test func aShortACCodeAskingForTooManyMagnitudeBitsEndsTheDecode() throws {
+        let counts: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 1, 0, 0, 0, 0, 0]
+        let table = try #require(JPEGHuffmanTable(counts: counts, symbols: [0x00, 0x01, 0x0B, 0x02], isDC: false))
+        let bytes: [UInt8] = [0x01, 0x20] + [UInt8](repeating: 0, count: 32)
+        let skipped = bytes.withUnsafeBufferPointer { data in
+            table.withTables { tables in
+                var reader = JPEGBitReader(data.baseAddress!, bit: 0)
+                return reader.skipAC(tables)
+            }
+        }
+        #expect(!skipped, "a code of 0x0B (11 magnitude bits) was skipped as another symbol")
+    }
+
     /// A Huffman table with more codes of a length than that length holds is refused, not
     /// filled past the end of the lookup tables.
     @Test func refusesOverfullHuffmanTables() throws {

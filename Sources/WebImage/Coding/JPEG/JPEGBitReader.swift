@@ -89,7 +89,13 @@ struct JPEGBitReader {
                 step &+= both ? Int(entry &>> 24) : firstSteps
                 continue
             }
-            guard let long = table.decodeLong(buffer) else { return false }
+            // No pair entry: a code longer than `pairBits`, or a shorter one whose symbol asks for
+            // more magnitude bits than a baseline JPEG holds. The long-code search starts past
+            // `lookupBits` and would read a short code as some longer one (found by
+            // JPEGEighthScaleFuzzer: a wrong skip, then a DC off by 17 from there on), so a
+            // short code ends the decode here, as its size would.
+            guard table.symbolLookup[Int(buffer &>> UInt64(64 - JPEGHuffmanTable.lookupBits))] == 0,
+                  let long = table.decodeLong(buffer) else { return false }
             let run = Int(long.symbol >> 4), size = Int(long.symbol & 15)
             guard size <= 10 else { return false }
             consume(long.length + size)
