@@ -96,6 +96,10 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Most pixels a source may have, an animation's rendered frames counted (default 100000000); more: 413.")
     var maxSourcePixels: Int?
 
+    @Option(name: .customLong("dialect"),
+            help: "Also serve another image service's URLs: imgproxy[=PREFIX] or thumbor[=PREFIX] (default prefix /), repeatable.")
+    var dialect: [String] = []
+
     @Option(name: .customLong("otel-endpoint"),
             help: ArgumentHelp("Export spans over OTLP/HTTP to this collector (as OTEL_EXPORTER_OTLP_ENDPOINT; traces to /v1/traces).",
                                valueName: "URL"))
@@ -164,6 +168,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags.maxSourcePixels = maxSourcePixels
         flags.signatureMigration = signatureMigration
         flags.otelEndpoint = otelEndpoint
+        flags.dialects = dialect
         flags.maxAnimationFrames = maxAnimationFrames
         flags.maxResultPixels = maxResultPixels
         flags.concurrency = concurrency

@@ -65,6 +65,14 @@ public struct ImageParameters: Sendable, Hashable {
     /// The names a request may carry under `--presets-only`.
     public static let presetsOnlyNames: Set<String> = ["url", "preset", "format", "sig"]
 
+    /// A request value made by a URL dialect's parser (``DialectMount``): `url` is normalised as
+    /// `/image`'s is, so both spellings of a source share one cache entry.
+    public init(url: URL, options: Options = Options(), signature: String? = nil) {
+        self.url = SourceURL.normalized(url)
+        self.options = options
+        self.signature = signature
+    }
+
     /// Parses a raw (percent-encoded) query string: the presets named by `preset` apply left to
     /// right, then the request's own parameters override them.
     /// - Parameters:
@@ -147,6 +155,8 @@ public struct ImageParameters: Sendable, Hashable {
         /// `wm`, `wm_gravity`, `wm_scale`: the service's `--watermark` composited over the output.
         public var watermark: WatermarkOptions?
 
+        /// Every option at its default: the source as it is, in the negotiated format.
+        public init() {}
 
         /// - Throws: ``ServiceError`` 400 naming the malformed option.
         init(_ values: [String: String]) throws {

@@ -105,11 +105,19 @@ final class ImageService: Sendable {
             try signature.verify(query: query, signature: parameters.signature, endpoint: .image,
                                  acceptsQueryOnly: configuration.signatureMigration)
         }
+        try check(parameters)
+        return parameters
+    }
+
+    /// The checks every request value passes after its parse and signature, whichever grammar
+    /// it came in (`/image`'s query, a dialect's path): the watermark exists, the source passes
+    /// ``checkSource(_:)``.
+    /// - Throws: ``ServiceError`` 400 or 403.
+    func check(_ parameters: ImageParameters) throws {
         if parameters.watermark != nil, configuration.watermarkFile == nil {
             throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
         }
         try checkSource(parameters.url)
-        return parameters
     }
 
     /// The rules every source passes before it is fetched, for `/image` and `/info` alike: a

@@ -105,6 +105,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// environment names one, the trace context still carried to the origin. An application
     /// embedding ``WebImageService`` bootstraps its own tracer and ignores this.
     public var otelEndpoint: String?
+    /// `--dialect NAME[=PREFIX]`, repeatable: the URL grammars of other image services served
+    /// beside `/image` (``DialectMount``); two at one prefix are refused at start.
+    public var dialects: [DialectMount] = []
     /// `--watermark FILE`: the image `wm` composites (any decodable image; alpha kept); `nil`:
     /// `wm` is refused with 400.
     public var watermarkFile: String?

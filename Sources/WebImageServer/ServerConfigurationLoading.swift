@@ -61,6 +61,8 @@ extension ServerConfiguration {
         public var watermarkFile: String?
         /// `--otel-endpoint URL`.
         public var otelEndpoint: String?
+        /// `--dialect NAME[=PREFIX]`, repeated.
+        public var dialects: [String] = []
 
         /// No flags.
         public init() {}
@@ -124,6 +126,7 @@ extension ServerConfiguration {
         put("auto-formats", flags.autoFormats.map { .string($0) })
         put("watermark", flags.watermarkFile.map { .string($0) })
         put("otel-endpoint", flags.otelEndpoint.map { .string($0) })
+        put("dialect", flags.dialects.isEmpty ? nil : .stringArray(flags.dialects))
 
         // Each layer answers for a renamed setting under its new name, then under its old one.
         let renamed = ["allow-private-source": "allow-source"]
@@ -210,6 +213,9 @@ extension ServerConfiguration {
         if let text = list("auto-formats") { configuration.autoFormats = try Self.autoFormats(text) }
         configuration.watermarkFile = reader.string(forKey: "watermark")
         configuration.otelEndpoint = reader.string(forKey: "otel-endpoint")
+        configuration.dialects = try (reader.stringArray(forKey: "dialect") ?? reader.string(forKey: "dialect").map { [$0] } ?? [])
+            .flatMap { $0.split(separator: ",").map { String($0.trimmingSpacesAndTabs) } }
+            .map(DialectMount.init(parsing:))
         try configuration.validate()
         return configuration
     }
@@ -295,6 +301,7 @@ extension ServerConfiguration {
                 throw ServiceError.badParameter("otel-endpoint must be an http(s) URL: \(otelEndpoint)")
             }
         }
+        try DialectMount.checkDistinct(dialects)
         if let watermarkFile, !FileManager.default.isReadableFile(atPath: watermarkFile) {
             throw ServiceError.badParameter("watermark \(watermarkFile) is not a readable file")
         }
@@ -369,6 +376,7 @@ extension ServerConfiguration {
             "quality: " + qualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: ","),
             "auto-formats: \(autoFormats.isEmpty ? "(none: jpeg or png)" : autoFormats.map(\.rawValue).joined(separator: ","))",
             "watermark: \(watermarkFile ?? "(none: wm refused)")",
+            "dialect: \(dialects.isEmpty ? "(none: /image only)" : dialects.map(\.description).joined(separator: ", "))",
             "otel-endpoint: \(otelEndpoint ?? "(none: OTEL_EXPORTER_OTLP_ENDPOINT, else spans not exported)")",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",

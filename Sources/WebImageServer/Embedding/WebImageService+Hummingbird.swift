@@ -19,6 +19,15 @@ extension WebImageService {
                 await self.respond(to: ServiceRequest(request, path: "/" + endpoint), logger: context.logger).hummingbird
             }
         }
+        // A dialect's paths as sent (percent-encoded, `//` kept), below the service's mount point.
+        let mountPoint = DialectMount(name: .imgproxy, prefix: prefix)
+        for dialect in configuration.dialects {
+            let below = dialect.prefix == "/" ? "**" : String(dialect.prefix.dropFirst()) + "/**"
+            group.get(RouterPath(below)) { request, context in
+                let path = mountPoint.relativePath(of: request.uri.path).map { "/" + $0 } ?? request.uri.path
+                return await self.respond(to: ServiceRequest(request, path: path), logger: context.logger).hummingbird
+            }
+        }
     }
 
     /// The paths the service answers, below its mount point.

@@ -26,6 +26,8 @@ public final class WebImageService: Sendable {
     let metrics: ServiceMetrics
     let tracer: any Tracer
     private let logger: Logger
+    /// `--dialect`'s grammars, the longest prefix first (the first that holds a path answers it).
+    private let dialects: [(mount: DialectMount, parser: any URLDialect)]
 
     /// A service with `configuration`.
     /// - Parameters:
@@ -43,6 +45,13 @@ public final class WebImageService: Sendable {
         self.tracer = tracer
         metrics = ServiceMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         service = try ImageService(configuration: configuration, metrics: metrics, tracer: tracer, logger: logger)
+        try DialectMount.checkDistinct(configuration.dialects)
+        dialects = try configuration.dialects.sorted { $0.prefix.count > $1.prefix.count }.map { mount in
+            switch mount.name {
+            case .imgproxy: (mount, try ImgproxyDialect(configuration: configuration))
+            case .thumbor: (mount, try ThumborDialect(configuration: configuration))
+            }
+        }
     }
 
     /// Answers `request`: `/image` (``ImageParameters``), `/info` (``/WebImage/ImageInfo`` as JSON:
@@ -58,7 +67,15 @@ public final class WebImageService: Sendable {
         switch request.path {
         case "/image", "image": return await traced("GET /image", request) { span in await image(request, span: span, logger: logger) }
         case "/info", "info": return await traced("GET /info", request) { _ in await info(request) }
-        default: return ImageResponses.error(.notFound("no endpoint \(request.method) \(request.path)"))
+        default:
+            let path = request.path.hasPrefix("/") ? request.path : "/" + request.path
+            for (mount, parser) in dialects {
+                guard let relative = mount.relativePath(of: path) else { continue }
+                return await traced("GET \(mount.name.rawValue)", request) { span in
+                    await dialectImage(request, path: relative, parser: parser, span: span, logger: logger)
+                }
+            }
+            return ImageResponses.error(.notFound("no endpoint \(request.method) \(request.path)"))
         }
     }
 
@@ -78,6 +95,32 @@ public final class WebImageService: Sendable {
             if response.status == 200, request.method == "GET" { metrics.sent(bytes: image.body.count) }
             logger.debug("image", metadata: ["served.from": "\(source.rawValue)"])
             return response
+        } catch {
+            return ImageResponses.error(ServiceError.from(error))
+        }
+    }
+
+    /// A dialect's URL: its parser makes the request value, then it is answered as `/image` answers.
+    private func dialectImage(_ request: ServiceRequest, path: Substring, parser: any URLDialect,
+                              span: any Span, logger: Logger) async -> ServiceResponse {
+        do {
+            let parsed = try parser.request(path: path, query: request.query)
+            try service.check(parsed.parameters)
+            switch parsed.answer {
+            case .image:
+                let (image, source) = try await service.image(for: parsed.parameters, accept: request.header("Accept"), logger: logger)
+                span.attributes["webimage.served_from"] = source.rawValue
+                span.attributes["webimage.output.bytes"] = image.body.count
+                var response = ImageResponses.image(image, ifNoneMatch: request.header("If-None-Match"),
+                                                    negotiated: parsed.parameters.format == .auto, maxAge: configuration.cacheControlMaxAge)
+                if response.status == 200 {
+                    response.headers += parsed.extraHeaders
+                    if request.method == "GET" { metrics.sent(bytes: image.body.count) }
+                }
+                return response
+            case .thumborMeta:
+                throw ServiceError(status: 501, code: "notImplemented", message: "thumbor's meta/ is not served yet")
+            }
         } catch {
             return ImageResponses.error(ServiceError.from(error))
         }

@@ -1,0 +1,10 @@
+/// thumbor's URL grammar (`--dialect thumbor`). Not written yet: every URL is answered 501.
+struct ThumborDialect: URLDialect {
+    /// The dialect as `configuration` sets it up (keys, settings).
+    /// - Throws: ServiceError for a setting that cannot work.
+    init(configuration: ServerConfiguration) throws {}
+
+    func request(path: Substring, query: String) throws -> DialectRequest {
+        throw ServiceError(status: 501, code: "notImplemented", message: "the thumbor dialect is not written yet")
+    }
+}
