@@ -32,6 +32,7 @@ struct ImageRenderer: Sendable {
         var options = DecodeOptions(pixelLimit: maxSourcePixels, firstFrameOnly: !keepsFrames, applyOrientation: true,
                                     animationByteLimit: animationByteLimit, parallelDecoding: false,
                                     maxFrameCount: limits.maxAnimationFrames)
+        options.stop = stages.stop
         // A thumbnail decode (JPEG scales in the DCT) when the box is known; checked afterwards
         // against what the resize needs, and decoded again at full size when it fell short.
         // Not with `crop`: its rectangle is in the source's own pixels.
@@ -54,7 +55,7 @@ struct ImageRenderer: Sendable {
         try limits.checkResult(width: Double(image.width), height: Double(image.height),
                                frames: keepsFrames ? image.frames.count : 1, parameters: parameters)
         let format = try stages.run("transform") { span in
-            image = try transform(image, for: parameters, checkpoint: stages.checkpoint)
+            image = try transform(image, for: parameters, checkpoint: stages.checkpoint, stop: stages.stop)
             let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
             if !FormatNegotiation.keepsAlpha(format) {
                 try stages.checkpoint()
@@ -66,8 +67,9 @@ struct ImageRenderer: Sendable {
         }
         let body = try stages.run("encode") { span in
             let quality = parameters.quality ?? settings.quality(for: format)
-            let encodeOptions = EncodeOptions(quality: Double(quality) / 100, firstFrameOnly: !FormatNegotiation.canAnimate(format),
+            var encodeOptions = EncodeOptions(quality: Double(quality) / 100, firstFrameOnly: !FormatNegotiation.canAnimate(format),
                                               progressive: parameters.progressive)
+            encodeOptions.stop = stages.stop
             let body = try coders.encode(image, format: format, options: encodeOptions)
             span.attributes["webimage.output.format"] = format.rawValue
             span.attributes["webimage.output.bytes"] = body.count
@@ -89,7 +91,9 @@ struct ImageRenderer: Sendable {
     /// render stops there rather than at the end of the transform).
     /// - Throws: ``ServiceError`` 400 for a `crop` wholly outside the image or a `wm` without a
     ///   `--watermark`; the transformers' errors; what `checkpoint` throws.
-    func transform(_ decoded: DecodedImage, for parameters: ImageParameters, checkpoint: () throws -> Void = {}) throws -> DecodedImage {
+    /// `stop` ends a resize inside itself, between bands of rows.
+    func transform(_ decoded: DecodedImage, for parameters: ImageParameters, checkpoint: () throws -> Void = {},
+                   stop: StopFlag = StopFlag()) throws -> DecodedImage {
         var image = decoded
         try checkpoint()
         if let crop = parameters.crop {
@@ -111,7 +115,7 @@ struct ImageRenderer: Sendable {
             try checkpoint()
             image = try ImageTransformers.Flip(.vertical).transform(image)
         }
-        for step in Self.resizeSteps(for: parameters, width: image.width, height: image.height) {
+        for step in Self.resizeSteps(for: parameters, width: image.width, height: image.height, stop: stop) {
             try checkpoint()
             image = try step.transform(image)
         }
@@ -136,7 +140,8 @@ struct ImageRenderer: Sendable {
 
     /// The resize of `parameters` as transformers: a resize (smart, for `gravity=smart` with
     /// `cover`), then for `pad` the pad to the box. None for the original size.
-    static func resizeSteps(for parameters: ImageParameters, width: Int, height: Int) -> [any ImageTransformer] {
+    static func resizeSteps(for parameters: ImageParameters, width: Int, height: Int,
+                            stop: StopFlag = StopFlag()) -> [any ImageTransformer] {
         if parameters.fit == .cover, parameters.smartGravity, let w = parameters.width, let h = parameters.height {
             return [ImageTransformers.SmartCrop(width: w, height: h, allowUpscaling: parameters.enlarge)]
         }
@@ -144,6 +149,7 @@ struct ImageRenderer: Sendable {
         if var resize = resize(for: parameters, width: width, height: height) {
             // The service renders one request per core already.
             resize.resamplesOnTwoThreads = false
+            resize.stop = stop
             steps.append(resize)
         }
         if parameters.fit == .pad, let w = parameters.width, let h = parameters.height {

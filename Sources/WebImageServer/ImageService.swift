@@ -252,16 +252,15 @@ final class ImageService: Sendable {
         do {
             // A slot of the process's CPU budget, as the library's decodes take: renders and
             // loads in one process never run more CPU work than cores.
-            let cancelled = Locked(false)
-            let stages = RenderStages(tracer: tracer, context: ServiceContext.current ?? .topLevel,
-                                      isCancelled: { cancelled.withLock { $0 } })
+            let cancellation = DecodeCancellation()
+            let stages = RenderStages(tracer: tracer, context: ServiceContext.current ?? .topLevel, cancellation: cancellation)
             image = try await withTaskCancellationHandler {
                 try await WorkQueue.cpu.perform(ticket: WorkQueue.cpu.makeTicket(), priority: .normal) {
                     [source] in
                     try renderer.render(source.data, sourceValidators: source.validators, parameters: parameters, choice: choice, stages: stages)
                 }
             } onCancel: {
-                cancelled.withLock { $0 = true }
+                cancellation.cancel()
             }
         } catch WebImageError.truncatedData(let reason) {
             // The whole body arrived: an image that ends early is a broken image, not a broken fetch.
@@ -369,8 +368,8 @@ final class ImageService: Sendable {
 
     /// Runs `render` with `--render-timeout`: past it, the waiters of `work` get 503
     /// `renderTimedOut` at once, and the render is cancelled (a render waiting for the memory
-    /// budget gives it back without starting; one already on a thread finishes its step, then
-    /// its budget is freed). An output that ends after the timeout is not kept.
+    /// budget gives it back without starting; one already on a thread stops at its next step or
+    /// band of rows or frame (``RenderStages``), then its budget is freed). An output that ends after the timeout is not kept.
     private func withRenderTimeout(of work: SharedWork<Rendered>,
                                    _ render: () async throws -> RenderedImage) async throws -> RenderedImage {
         let timeout = renderTimeouts.add { [metrics, limit = renderTimeouts.delay] in

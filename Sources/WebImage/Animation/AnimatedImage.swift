@@ -164,7 +164,7 @@ public final class AnimatedImage: Sendable {
         var budget = AnimationBudget(options: options, canvasWidth: canvasWidth, canvasHeight: canvasHeight, kept: frameSize)
         var frames: [ImageFrame] = []
         for index in 0..<frameCount {
-            guard budget.admitFrame() else { break }
+            guard try budget.admitFrame() else { break }
             frames.append(try render(index, with: &cursor))
         }
         var image = try DecodedImage(frames: frames, loopCount: loopCount, format: format,

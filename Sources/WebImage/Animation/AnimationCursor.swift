@@ -127,7 +127,7 @@ enum AnimationDecoding {
         var frames: [ImageFrame] = []
         var sawTransparency = false
         for (index, info) in source.frames.enumerated() {
-            guard budget.admitFrame() else { break }
+            guard try budget.admitFrame() else { break }
             let bitmap = try cursor.render(index)
             if source.alphaFromPixels, !sawTransparency { sawTransparency = bitmap.containsTransparency }
             frames.append(ImageFrame(bitmap: bitmap, duration: info.duration))

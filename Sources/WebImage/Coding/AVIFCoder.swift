@@ -207,6 +207,7 @@ package struct AVIFCoder: ImageCoder {
         var yuvImages: [UnsafeMutablePointer<avifImage>] = []
         defer { yuvImages.forEach { avifImageDestroy($0) } }
         for frame in frames {
+            try options.stop.check()
             let yuv = try Self.yuvImage(frame.bitmap, lossless: options.lossless, hasAlpha: hasAlpha)
             // Kept colours (``DecodeOptions/keepsColors``) carry their profile into the file.
             if let profile = image.iccProfile, !profile.isEmpty {

@@ -27,7 +27,10 @@ struct AnimationBudget {
     /// Whether the next frame may be decoded; reserves its cost when it may. The first frame
     /// always may. `false` with ``truncation`` set means a limit stopped the animation; `false`
     /// without it means only the first frame was asked for.
-    mutating func admitFrame() -> Bool {
+    /// - Throws: ``WebImageError/cancelled`` once the options' stop flag is set: a decode stopped
+    ///   from outside ends between frames.
+    mutating func admitFrame() throws -> Bool {
+        try options.stop.check()
         if frameCount > 0 {
             if options.firstFrameOnly { return false }
             guard frameCount < max(1, options.maxFrameCount) else {

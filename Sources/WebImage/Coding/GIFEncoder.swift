@@ -51,7 +51,8 @@ enum GIFEncoder {
             }
             EGifSetGifVersion(file, true)
             if frames.count > 1 {
-                try writeAnimation(frames, loopCount: image.loopCount, profile: image.iccProfile, to: file, quantizer: quantizer)
+                try writeAnimation(frames, loopCount: image.loopCount, profile: image.iccProfile, to: file, quantizer: quantizer,
+                                   stop: options.stop)
             } else {
                 try writeStill(frames[0].bitmap, profile: image.iccProfile, to: file, quantizer: quantizer)
             }
@@ -78,7 +79,7 @@ enum GIFEncoder {
     }
 
     private static func writeAnimation(_ frames: [ImageFrame], loopCount: Int, profile: Data?,
-                                       to file: UnsafeMutablePointer<GifFileType>, quantizer: ColorQuantizer) throws {
+                                       to file: UnsafeMutablePointer<GifFileType>, quantizer: ColorQuantizer, stop: StopFlag) throws {
         let width = frames[0].bitmap.width, height = frames[0].bitmap.height
         let whole = CanvasRect(x: 0, y: 0, width: width, height: height)
         try check(EGifPutScreenDesc(file, Int32(width), Int32(height), 8, 0, nil), file)
@@ -87,6 +88,7 @@ enum GIFEncoder {
         let transparency = frames.map { $0.bitmap.withUnsafeBytes { Self.hasTransparentPixel($0) } }
         let reserveTransparent = transparency.contains(true)
         for (index, frame) in frames.enumerated() {
+            try stop.check()
             // What follows this frame (the first frame again when the animation loops).
             let nextHasTransparency = index + 1 < frames.count ? transparency[index + 1] : transparency[0]
             let region = index == 0 || transparency[index] || nextHasTransparency

@@ -44,6 +44,9 @@ public struct DecodeOptions: Sendable, Hashable {
     /// ``DecodedImage/iccProfile`` and re-embedded by the encoders). `false` (the default)
     /// converts to sRGB with Little CMS.
     public var keepsColors: Bool
+    /// A flag that stops the decode at its next band of rows or frame (``WebImageError/cancelled``):
+    /// a server's render past its deadline gives its thread back there, not at the decode's end.
+    package var stop = StopFlag()
 
     /// 100 megapixels: 400 MB of RGBA8, far above any photo a camera takes, far below what hurts.
     public static let defaultPixelLimit = 100_000_000
@@ -124,6 +127,8 @@ public struct EncodeOptions: Sendable, Hashable {
     /// Write a progressive JPEG (libjpeg's simple progression: the image sharpens as it loads)
     /// or an interlaced (Adam7) PNG; other formats ignore it.
     public var progressive: Bool
+    /// A flag that stops the encode at its next band of rows or frame (``WebImageError/cancelled``).
+    package var stop = StopFlag()
 
     /// Creates options; the default quality is 0.9, lossy where the format allows.
     public init(quality: Double = 0.9, lossless: Bool = false, firstFrameOnly: Bool = false, progressive: Bool = false) {

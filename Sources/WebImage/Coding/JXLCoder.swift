@@ -60,6 +60,7 @@ package struct JXLCoder: ImageCoder {
                     profile = JXLColorProfile.profile(decoder)
                     transform = options.keepsColors ? nil : ColorConversion.rgbaTransform(for: profile)
                 case JXL_DEC_FRAME:
+                    try options.stop.check()
                     // A frame past the limit is seen by its header before any pixel is decoded.
                     if frames.count >= max(1, options.maxFrameCount) {
                         truncated = true
@@ -234,6 +235,7 @@ package struct JXLCoder: ImageCoder {
         guard configured == JXL_ENC_SUCCESS else { throw WebImageError.encodingFailed("JPEG XL: bad quality settings") }
         var pixelFormat = JxlPixelFormat(num_channels: hasAlpha ? 4 : 3, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
         for frame in frames {
+            try options.stop.check()
             if animated {
                 var header = JxlFrameHeader()
                 JxlEncoderInitFrameHeader(&header)

@@ -93,8 +93,12 @@ package struct PNGCoder: ImageCoder {
                 try check(spng_decoded_image_size(context, Int32(SPNG_FMT_RGBA8.rawValue), &size))
                 guard size == width * height * 4 else { throw WebImageError.corruptData("PNG size mismatch") }
                 bitmap = try Bitmap(width: width, height: height) { buffer in
-                    try check(spng_decode_image(context, buffer.baseAddress, size, Int32(SPNG_FMT_RGBA8.rawValue),
-                                                Int32(SPNG_DECODE_TRNS.rawValue)))
+                    if header.interlace_method == 0, options.stop.cancellation != nil {
+                        try decodeRows(context, into: buffer, rowBytes: width * 4, stop: options.stop)
+                    } else {
+                        try check(spng_decode_image(context, buffer.baseAddress, size, Int32(SPNG_FMT_RGBA8.rawValue),
+                                                    Int32(SPNG_DECODE_TRNS.rawValue)))
+                    }
                 }
             }
             var exif = spng_exif()
@@ -106,6 +110,32 @@ package struct PNGCoder: ImageCoder {
                          profile: PNGColorProfile.profile(in: context))
         }
     }
+
+    /// A non-interlaced image row by row (libspng's progressive API, the loop `spng_decode_image`
+    /// runs inside itself), looking at `stop` between bands of rows: a decode stopped from outside
+    /// ends there. An interlaced image's rows arrive pass by pass and are decoded whole.
+    private static func decodeRows(_ context: OpaquePointer, into buffer: UnsafeMutableRawBufferPointer, rowBytes: Int,
+                                   stop: StopFlag) throws {
+        try check(spng_decode_image(context, nil, 0, Int32(SPNG_FMT_RGBA8.rawValue),
+                                    Int32(SPNG_DECODE_TRNS.rawValue | SPNG_DECODE_PROGRESSIVE.rawValue)))
+        var decoded = 0
+        while true {
+            if decoded % rowsBetweenStopChecks == 0 { try stop.check() }
+            var info = spng_row_info()
+            let status = spng_get_row_info(context, &info)
+            if status == Int32(SPNG_EOI.rawValue) { return }
+            try check(status)
+            let row = Int(info.row_num)
+            guard row >= 0, (row + 1) * rowBytes <= buffer.count else { throw WebImageError.corruptData("PNG row \(row) outside the image") }
+            let result = spng_decode_row(context, buffer.baseAddress! + row * rowBytes, rowBytes)
+            if result == Int32(SPNG_EOI.rawValue) { return }
+            try check(result)
+            decoded += 1
+        }
+    }
+
+    /// How many rows a decode works through between looks at its stop flag.
+    static let rowsBetweenStopChecks = 64
 
     /// 16-bit samples: decode to RGBA16 and keep each sample's high byte, the oracle's rule.
     private static func decodeSixteenBit(_ context: OpaquePointer, width: Int, height: Int) throws -> Bitmap {

@@ -40,7 +40,7 @@ enum WebPAnimationDecoder {
         var frames: [ImageFrame] = []
         var previousTimestamp: Int32 = 0
         var budget = AnimationBudget(options: options, canvasWidth: width, canvasHeight: height, kept: target)
-        while WebPAnimDecoderHasMoreFrames(decoder) != 0, budget.admitFrame() {
+        while WebPAnimDecoderHasMoreFrames(decoder) != 0, try budget.admitFrame() {
             var buffer: UnsafeMutablePointer<UInt8>?
             var timestamp: Int32 = 0
             guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {

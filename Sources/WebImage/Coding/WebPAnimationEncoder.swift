@@ -21,6 +21,7 @@ enum WebPAnimationEncoder {
         config.quality = Float(min(1, max(0, options.quality)) * 100)
         var timestamp: Int32 = 0
         for frame in image.frames {
+            try options.stop.check()
             var picture = WebPPicture()
             guard WebPPictureInit(&picture) != 0 else { throw WebImageError.encodingFailed("WebP picture") }
             picture.use_argb = 1

@@ -30,8 +30,8 @@ package struct FileImageLoader: ImageLoader {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
         let url = request.url
         let (maxBodySize, chunkSize, partial, root) = (maxBodySize, chunkSize, request.wantsPartialData, root)
-        let stop = StopFlag()
-        continuation.onTermination = { _ in stop.set() }
+        let stop = DecodeCancellation()
+        continuation.onTermination = { _ in stop.cancel() }
         Task {
             do {
                 guard root == nil ? url.isFileURL : LocalRoot.isLocal(url) else { throw WebImageError.invalidURL(url.absoluteString) }
@@ -49,7 +49,7 @@ package struct FileImageLoader: ImageLoader {
         return stream
     }
 
-    private static func read(_ file: OpenFile, url: URL, maxBodySize: Int64, chunkSize: Int, partial: Bool, stop: StopFlag,
+    private static func read(_ file: OpenFile, url: URL, maxBodySize: Int64, chunkSize: Int, partial: Bool, stop: DecodeCancellation,
                              continuation: AsyncThrowingStream<ImageLoadEvent, any Error>.Continuation) throws {
         let size = try file.size()
         if size > maxBodySize { throw WebImageError.tooLarge("file of \(size) bytes exceeds \(maxBodySize)") }
@@ -64,7 +64,7 @@ package struct FileImageLoader: ImageLoader {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 1)
         defer { buffer.deallocate() }
         while true {
-            if stop.isSet { throw WebImageError.cancelled }
+            if stop.isCancelled { throw WebImageError.cancelled }
             let count = try file.read(into: buffer)
             if count == 0 { break }
             data.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
@@ -92,13 +92,4 @@ package struct FileImageLoader: ImageLoader {
         default: nil
         }
     }
-}
-
-/// A one-way flag a consumer sets to stop work running on another thread.
-final class StopFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    /// Raises the flag.
-    func set() { flag.store(true, ordering: .relaxed) }
-    /// Whether the flag was raised.
-    var isSet: Bool { flag.load(ordering: .relaxed) }
 }

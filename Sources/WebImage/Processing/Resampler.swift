@@ -21,15 +21,19 @@ public enum Resampler {
     static func resize(_ bitmap: Bitmap, width: Int, height: Int, filter: ResamplingFilter = .lanczos3,
                        options: DecodeOptions) throws -> Bitmap {
         try resize(bitmap, width: width, height: height, filter: filter,
-                   twoThreadsFrom: options.parallelDecoding ? parallelWork : .max)
+                   twoThreadsFrom: options.parallelDecoding ? parallelWork : .max, stop: options.stop)
     }
 
     /// ``resize(_:width:height:filter:)`` on two threads from `twoThreadsFrom` multiply-adds on
     /// (tests set it to compare both ways).
     /// With `region`, only that rectangle of `bitmap` is read, as if it had been cropped out
-    /// first (without the copy).
+    /// first (without the copy). `stop` ends the resize at its next band of rows
+    /// (``WebImageError/cancelled``).
+    /// Never inlined: inlined into a decoder with its band closure capturing the stop flag, Swift
+    /// 6.3's ownership verifier crashed ("Found outside of lifetime use"); one call per resize costs nothing.
+    @inline(never)
     static func resize(_ bitmap: Bitmap, region: PixelRegion? = nil, width: Int, height: Int, filter: ResamplingFilter,
-                       twoThreadsFrom: Int) throws -> Bitmap {
+                       twoThreadsFrom: Int, stop: StopFlag = StopFlag()) throws -> Bitmap {
         guard width > 0, height > 0 else { throw WebImageError.corruptData("resize to \(width)×\(height)") }
         let region = region ?? PixelRegion(x: 0, y: 0, width: bitmap.width, height: bitmap.height)
         guard region.x >= 0, region.y >= 0, region.width > 0, region.height > 0,
@@ -51,23 +55,31 @@ public enum Resampler {
         guard work >= twoThreadsFrom, height >= 2, Bitmap.hasSecondCore else {
             return try Bitmap(width: width, height: height) { target in
                 resizeRows(bitmap, region, 0..<height, horizontal: horizontal, vertical: vertical,
-                           into: target.bindMemory(to: UInt8.self).baseAddress!)
+                           into: target.bindMemory(to: UInt8.self).baseAddress!, stop: stop)
+                try stop.check()
             }
         }
         // Two bands of target rows, each from the source rows its taps reach (a few rows twice).
         let bands = [0..<(height / 2), (height / 2)..<height]
-        return try Bitmap.assembled(width: width, height: height, bandCount: bands.count) { band in
+        let resized = try Bitmap.assembled(width: width, height: height, bandCount: bands.count) { band in
             let rows = bands[band]
             return [UInt8](unsafeUninitializedCapacity: rows.count * width * 4) { buffer, initialized in
-                resizeRows(bitmap, region, rows, horizontal: horizontal, vertical: vertical, into: buffer.baseAddress!)
+                resizeRows(bitmap, region, rows, horizontal: horizontal, vertical: vertical, into: buffer.baseAddress!, stop: stop)
                 initialized = buffer.count
             }
         }
+        try stop.check()
+        return resized
     }
 
+    /// How many rows a resize works through between looks at its stop flag: an atomic load per
+    /// band costs nothing beside the rows' arithmetic, and a 12 MP source's band takes well under a millisecond.
+    static let rowsBetweenStopChecks = 16
+
     /// Target rows `rows` of the resize of `region`, written tightly packed to `output`.
+    /// A `stop` set on the way leaves the rest of `output` as it was (the caller throws).
     private static func resizeRows(_ bitmap: Bitmap, _ region: PixelRegion, _ rows: Range<Int>, horizontal: Contributions,
-                                   vertical: Contributions, into output: UnsafeMutablePointer<UInt8>) {
+                                   vertical: Contributions, into output: UnsafeMutablePointer<UInt8>, stop: StopFlag) {
         let width = horizontal.target, sourceWidth = region.width
         // The source rows the vertical taps of these target rows reach.
         let firstSource = rows.map { vertical.starts[$0] }.min() ?? 0
@@ -86,6 +98,7 @@ public enum Resampler {
                 horizontal.counts.withUnsafeBufferPointer { counts in
                     horizontal.weights.withUnsafeBufferPointer { weights in
                         for y in firstSource..<endSource {
+                            if (y - firstSource) % rowsBetweenStopChecks == 0, stop.isSet { return }
                             let sourceRow = pixels + y * bitmap.bytesPerRow
                             for x in 0..<sourceWidth {
                                 let pixel = sourceRow + x * 4
@@ -110,8 +123,10 @@ public enum Resampler {
         defer { accumulator.deallocate() }
         let rowFloats = width * 4
         let floats = UnsafeMutableRawPointer(intermediate).assumingMemoryBound(to: Float.self)
+        if stop.isSet { return }
         vertical.weights.withUnsafeBufferPointer { verticalWeights in
             for y in rows {
+                if (y - rows.lowerBound) % rowsBetweenStopChecks == 0, stop.isSet { return }
                 accumulator.update(repeating: 0, count: rowFloats)
                 let start = vertical.starts[y]
                 let weights = verticalWeights.baseAddress! + y * vertical.stride

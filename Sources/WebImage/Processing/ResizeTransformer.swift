@@ -38,6 +38,9 @@ extension ImageTransformers {
         /// one resize per core (a server rendering many requests) turns it off: the split only
         /// adds thread hand-offs there.
         package var resamplesOnTwoThreads = true
+        /// Ends the resize at its next band of rows or frame (a server's render past its deadline).
+        /// Not part of equality: it changes whether, not which, pixels are made.
+        package var stop = StopFlag()
 
         /// Creates a resize to `width` × `height` pixels.
         public init(width: Int, height: Int, mode: Mode = .fit, filter: ResamplingFilter = .lanczos3,
@@ -91,7 +94,7 @@ extension ImageTransformers {
             return try image.mappingFrames { bitmap in
                 // The crop is read in place by the resample, not copied out first.
                 try Resampler.resize(bitmap, region: region, width: plan.width, height: plan.height, filter: filter,
-                                     twoThreadsFrom: resamplesOnTwoThreads ? Resampler.parallelWork : .max)
+                                     twoThreadsFrom: resamplesOnTwoThreads ? Resampler.parallelWork : .max, stop: stop)
             }
         }
 

@@ -90,12 +90,12 @@ package final class WorkQueue: Sendable {
     /// caller woken for the slot, a Dispatch thread, the caller again): the service's 1 MP renders
     /// made 18 context switches per request.
     private func runInSlot<T: Sendable>(ticket: Int, priority: LoadPriority, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let cancelled = StopFlag()
+        let cancelled = DecodeCancellation()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = Job(qos: priority.dispatchQoS, run: {
                     // Cancelled after it left the waiting list, before its thread took it: it does not run.
-                    if cancelled.isSet {
+                    if cancelled.isCancelled {
                         continuation.resume(throwing: WebImageError.cancelled)
                     } else {
                         continuation.resume(with: Result { try work() })
@@ -110,7 +110,7 @@ package final class WorkQueue: Sendable {
                 }
             }
         } onCancel: {
-            cancelled.set()
+            cancelled.cancel()
             let waiting = state.withLock { state -> Job? in
                 guard state.waiting.remove(ticket) else { return nil }
                 return state.jobs.removeValue(forKey: ticket)

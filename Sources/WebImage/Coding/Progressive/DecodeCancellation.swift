@@ -31,3 +31,26 @@ package protocol CancellableIncrementalDecoder: IncrementalImageDecoder {
     /// ``WebImageError/cancelled`` at their next check, between bands of rows.
     var cancellation: DecodeCancellation { get }
 }
+
+/// A ``DecodeCancellation`` carried in options, which are compared by what they produce: any two
+/// compare equal, so a flag never splits a cache key. Without a flag, never stopped.
+package struct StopFlag: Sendable, Hashable {
+    /// The flag, if the caller can stop the work.
+    package var cancellation: DecodeCancellation?
+
+    /// A flag that `cancellation` sets, or none.
+    package init(_ cancellation: DecodeCancellation? = nil) {
+        self.cancellation = cancellation
+    }
+
+    /// Whether the work should stop.
+    package var isSet: Bool { cancellation?.isCancelled ?? false }
+
+    /// Throws ``WebImageError/cancelled`` once the flag is set.
+    package func check() throws {
+        if isSet { throw WebImageError.cancelled }
+    }
+
+    package static func == (_: StopFlag, _: StopFlag) -> Bool { true }
+    package func hash(into hasher: inout Hasher) {}
+}
