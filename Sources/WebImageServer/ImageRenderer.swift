@@ -38,28 +38,34 @@ struct ImageRenderer: Sendable {
         // Not with `crop`: its rectangle is in the source's own pixels.
         options.maxPixelSize = parameters.crop != nil ? nil
             : Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source), isJPEG: detection.format == .jpeg)
+        // An animation the encoder takes frame by frame is decoded lazily: each frame is decoded,
+        // transformed and encoded in turn, one in memory at a time (``streamsFrames(_:choice:)``).
+        let streams = keepsFrames && detection.isAnimated && Self.streamsFrames(parameters, choice: choice)
+        let decode = { (options: DecodeOptions) throws -> DecodedImage in
+            try streams ? coders.decodeForDisplay(source, options: options) : coders.decode(source, options: options)
+        }
         var image = try stages.run("decode") { span in
             span.attributes["webimage.source.bytes"] = source.count
-            var image = try coders.decode(source, options: options)
+            var image = try decode(options)
             if let side = options.maxPixelSize, max(image.width, image.height) >= side, !Self.isLargeEnough(image, for: parameters) {
                 options.maxPixelSize = nil
                 try stages.checkpoint()
-                image = try coders.decode(source, options: options)
+                image = try decode(options)
             }
             span.attributes["webimage.decoded.width"] = image.width
             span.attributes["webimage.decoded.height"] = image.height
-            span.attributes["webimage.decoded.frames"] = image.frames.count
+            span.attributes["webimage.decoded.frames"] = image.animation?.frameCount ?? image.frames.count
             return image
         }
         // The header's frame count may have been unreadable: the frames decoded are counted.
         try limits.checkResult(width: Double(image.width), height: Double(image.height),
-                               frames: keepsFrames ? image.frames.count : 1, parameters: parameters)
+                               frames: keepsFrames ? image.animation?.frameCount ?? image.frames.count : 1, parameters: parameters)
         let format = try stages.run("transform") { span in
             image = try transform(image, for: parameters, checkpoint: stages.checkpoint, stop: stages.stop)
             let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
             if !FormatNegotiation.keepsAlpha(format) {
                 try stages.checkpoint()
-                image = try ImageTransformers.Flatten(color: parameters.background).transform(image)
+                image = try image.applying(ImageTransformers.Flatten(color: parameters.background))
             }
             span.attributes["webimage.output.width"] = image.width
             span.attributes["webimage.output.height"] = image.height
@@ -80,6 +86,14 @@ struct ImageRenderer: Sendable {
         return RenderedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)
     }
 
+    /// Whether an animation kept animated for `parameters` negotiated to `choice` streams its
+    /// frames: decoded, transformed and encoded one at a time. The animated WebP encoder takes
+    /// frames one by one; GIF's palette choice looks at every frame first, so a GIF holds them
+    /// all. A smart crop stays on the held path, as it always chose its window.
+    static func streamsFrames(_ parameters: ImageParameters, choice: FormatNegotiation.Choice) -> Bool {
+        FormatNegotiation.format(for: choice, isAnimated: true, hasAlpha: true) == .webp && !parameters.smartGravity
+    }
+
     /// The output cache key of `parameters` negotiated to `choice`: the source, the options, the
     /// choice and the service's settings the render uses.
     func outputKey(_ parameters: ImageParameters, choice: FormatNegotiation.Choice) -> String {
@@ -87,7 +101,7 @@ struct ImageRenderer: Sendable {
     }
 
     /// The decoded (and oriented) `image` through every step `parameters` ask for, in the
-    /// documented order, up to the flatten; `checkpoint` runs before each step (a cancelled
+    /// documented order, up to the flatten (to a lazily decoded animation's frames as they are decoded); `checkpoint` runs before each step (a cancelled
     /// render stops there rather than at the end of the transform).
     /// - Throws: ``ServiceError`` 400 for a `crop` wholly outside the image or a `wm` without a
     ///   `--watermark`; the transformers' errors; what `checkpoint` throws.
@@ -101,39 +115,39 @@ struct ImageRenderer: Sendable {
                 throw ServiceError.badParameter("'crop' \(crop.x),\(crop.y),\(crop.width),\(crop.height) lies outside the "
                     + "\(image.width)×\(image.height) image")
             }
-            image = try crop.transform(image)
+            image = try image.applying(crop)
         }
         if parameters.rotate != 0 {
             try checkpoint()
-            image = try ImageTransformers.Rotate(degrees: Double(parameters.rotate)).transform(image)
+            image = try image.applying(ImageTransformers.Rotate(degrees: Double(parameters.rotate)))
         }
         if parameters.flipHorizontal {
             try checkpoint()
-            image = try ImageTransformers.Flip(.horizontal).transform(image)
+            image = try image.applying(ImageTransformers.Flip(.horizontal))
         }
         if parameters.flipVertical {
             try checkpoint()
-            image = try ImageTransformers.Flip(.vertical).transform(image)
+            image = try image.applying(ImageTransformers.Flip(.vertical))
         }
         for step in Self.resizeSteps(for: parameters, width: image.width, height: image.height, stop: stop) {
             try checkpoint()
-            image = try step.transform(image)
+            image = try image.applying(step)
         }
         if let sigma = parameters.blur {
             try checkpoint()
-            image = try ImageTransformers.Blur(radius: sigma).transform(image)
+            image = try image.applying(ImageTransformers.Blur(radius: sigma))
         }
         if let sigma = parameters.sharpen {
             try checkpoint()
-            image = try ImageTransformers.Sharpen(sigma: sigma).transform(image)
+            image = try image.applying(ImageTransformers.Sharpen(sigma: sigma))
         }
         if let options = parameters.watermark {
             try checkpoint()
             guard let watermark = settings.watermark else {
                 throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
             }
-            image = try ImageTransformers.Watermark(mark: watermark.mark, markName: watermark.name, opacity: options.opacity,
-                                                    gravity: options.gravity, widthFraction: options.scale).transform(image)
+            image = try image.applying(ImageTransformers.Watermark(mark: watermark.mark, markName: watermark.name, opacity: options.opacity,
+                                                                   gravity: options.gravity, widthFraction: options.scale))
         }
         return image
     }

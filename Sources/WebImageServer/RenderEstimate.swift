@@ -16,7 +16,8 @@ import WebImage
 /// (`fit=pad`), and the encoder's working copy and its output (2 bytes an
 /// output pixel: YUV planes, a JPEG's body copied out of libjpeg's buffer, a GIF's indices).
 /// Counting the output once let a 3.5 KB GIF of 150 1×1 frames padded to 1400×1400 take 1.4 GB
-/// under a 64 MiB budget.
+/// under a 64 MiB budget. An animated WebP output streams its frames and counts
+/// ``streamedFramesHeld`` of them.
 enum RenderEstimate {
     /// The estimate in bytes, or `nil` when the header's size cannot be read without decoding
     /// (AVIF, HEIF, JPEG XL, a broken header): the service then gives the render the whole budget
@@ -30,10 +31,14 @@ enum RenderEstimate {
             FormatNegotiation.format(for: choice, isAnimated: true, hasAlpha: false))
         // Doubles: a header may declare 2^32 × 2^32 pixels; the sum is clamped before it becomes an Int.
         let width = Double(size.width), height = Double(size.height)
-        let count = Double(keepsFrames ? max(1, frames) : 1)
+        // A streamed animation (``ImageRenderer/streamsFrames(_:choice:)``) holds the encoder's
+        // canvases (libwebp's previous, current and disposed ones and its imported picture) and
+        // the lazy decoder's snapshot beside its canvas, not every frame.
+        let streams = keepsFrames && ImageRenderer.streamsFrames(parameters, choice: choice)
+        let count = Double(keepsFrames ? (streams ? min(max(1, frames), streamedFramesHeld) : max(1, frames)) : 1)
         let output = outputPixels(width: width, height: height, parameters: parameters)
         var total = Double(source.count) + 4 * width * height + 2 * output * count
-        if keepsFrames { total += Double(animationByteLimit) }
+        if keepsFrames { total += streams ? 4 * width * height : Double(animationByteLimit) }
         if parameters.width != nil || parameters.height != nil { total += 4 * output * count }
         if parameters.fit == .pad, parameters.width != nil, parameters.height != nil { total += 4 * output * count }
         // Blur's two working buffers of four Int32 a pixel (one frame at a time) and its output
@@ -43,6 +48,9 @@ enum RenderEstimate {
             || parameters.watermark != nil { total += 4 * width * height * count }
         return Int(min(total, Double(Int.max / 4)))
     }
+
+    /// The output frames a streamed animation's render holds at once (see ``bytes(source:parameters:choice:animationByteLimit:frames:)``).
+    static let streamedFramesHeld = 4
 
     /// The most pixels the output can have: the box (or, for one side, that side and the other
     /// from the aspect ratio either way up, as the EXIF orientation may turn it), never more than

@@ -73,8 +73,9 @@ public final class ImageCodersManager: ImageCoder {
         guard let coder = coders.first(where: { $0.canEncode(format) }) else {
             throw WebImageError.unsupportedFormat("no encoder for \(format.rawValue)")
         }
-        // A lazily decoded animation is encoded from all its frames.
-        let whole = image.animation != nil && !options.firstFrameOnly ? try image.materialized() : image
+        // A lazily decoded animation is encoded from all its frames: decoded at once, or frame by
+        // frame for an encoder that takes them one at a time (animated WebP).
+        let whole = image.animation != nil && !options.firstFrameOnly && !(coder is WebPCoder) ? try image.materialized() : image
         return try coder.encode(whole, format: format, options: options)
     }
 

@@ -67,7 +67,25 @@ struct ServerAnimationPeakMemoryTests {
         try await refused(["--max-result-pixels", "1000000000"], status: 413, code: "sourceTooLarge")
     }
 
+    @Test func aPaddedAnimationToWebPStreamsItsFramesWithinTheBudget() async throws {
+        // 150 frames × 800² held at once would be 960 MB (413 before frames streamed); the animated
+        // WebP encoder takes them one at a time: 200, every frame, within the 48 MiB render budget.
+        let (reply, baseline, peak) = try await render(["--max-result-pixels", "1000000000"], "&fit=pad&w=800&h=800&format=webp")
+        #expect(reply.status == 200, "\(reply.status) \(reply.errorCode ?? "")")
+        let output = try ServerTestImages.decode(reply.body)
+        #expect(output.frames.count == 150 && output.width == 800 && output.height == 800)
+        #expect(peak - baseline < 64 << 20, "peak \(peak >> 20) MiB over a baseline of \(baseline >> 20) MiB")
+    }
+
     private func refused(_ arguments: [String], status: Int, code: String) async throws {
+        let (reply, baseline, peak) = try await render(arguments, "&fit=pad&w=1400&h=1400&format=gif")
+        #expect(reply.status == status && reply.errorCode == code, "\(reply.status) \(reply.errorCode ?? "")")
+        #expect(peak - baseline < 64 << 20, "peak \(peak >> 20) MiB over a baseline of \(baseline >> 20) MiB")
+    }
+
+    /// The 150-frame 1×1 GIF rendered with `options` by the binary under `--memory-budget-mib 64`
+    /// and `arguments`: the reply, the RSS before it and the peak RSS after it.
+    private func render(_ arguments: [String], _ options: String) async throws -> (HTTPReply, baseline: Int, peak: Int) {
         let origin = try await LoopbackServer.start()
         let gif = try ServerAnimationBudgetTests.animatedGIF(width: 1, height: 1, frames: 150)
         origin.route("/tiny.gif", .image(gif, contentType: "image/gif"))
@@ -79,12 +97,11 @@ struct ServerAnimationPeakMemoryTests {
         #expect(try await ServerTestClient.send(port: instance.port, query("/warm.jpg", "&format=jpeg")).status == 200)
         let pid = instance.child.process.processIdentifier
         let baseline = try ServerPeakMemoryTests.status("VmRSS", pid: pid)
-        let reply = try await ServerTestClient.send(port: instance.port, query("/tiny.gif", "&fit=pad&w=1400&h=1400&format=gif"))
+        let reply = try await ServerTestClient.send(port: instance.port, query("/tiny.gif", options))
         let peak = try ServerPeakMemoryTests.status("VmHWM", pid: pid)
         await instance.stop()
         try await origin.shutdown()
-        print("padded animation: status \(reply.status), baseline \(baseline >> 20) MiB, peak \(peak >> 20) MiB, \(gif.count) source bytes")
-        #expect(reply.status == status && reply.errorCode == code, "\(reply.status) \(reply.errorCode ?? "")")
-        #expect(peak - baseline < 64 << 20, "peak \(peak >> 20) MiB over a baseline of \(baseline >> 20) MiB")
+        print("padded animation \(options): status \(reply.status), baseline \(baseline >> 20) MiB, peak \(peak >> 20) MiB, \(gif.count) source bytes")
+        return (reply, baseline, peak)
     }
 }

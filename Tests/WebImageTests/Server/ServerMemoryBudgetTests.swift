@@ -44,11 +44,18 @@ struct ServerMemoryBudgetTests {
         let small = try ImageParameters(query: "url=http%3A%2F%2Fa.example%2Fa.jpg&w=100&h=100&format=jpeg")
         #expect(RenderEstimate.bytes(source: source, parameters: small, choice: .jpeg, animationByteLimit: 1 << 20)
                 == source.count + 4 * 120_000 + 6 * 10_000)
-        // An animation kept animated may hold every frame the decode keeps.
-        let webp = try ImageParameters(query: "url=http%3A%2F%2Fa.example%2Fa.webp&format=webp")
+        // An animation kept animated as GIF may hold every frame the decode keeps.
         let animation = ServerTestImages.animation
-        #expect(RenderEstimate.bytes(source: animation, parameters: webp, choice: .webp, animationByteLimit: 1 << 20)
+        let gif = try ImageParameters(query: "url=http%3A%2F%2Fa.example%2Fa.webp&format=gif")
+        #expect(RenderEstimate.bytes(source: animation, parameters: gif, choice: .gif, animationByteLimit: 1 << 20)
                 == animation.count + 6 * 800 + (1 << 20))
+        // As WebP its frames stream: the lazy decoder's snapshot beside its canvas, not the frames
+        // (and at most four output frames, the encoder's canvases).
+        let webp = try ImageParameters(query: "url=http%3A%2F%2Fa.example%2Fa.webp&format=webp")
+        #expect(RenderEstimate.bytes(source: animation, parameters: webp, choice: .webp, animationByteLimit: 1 << 20)
+                == animation.count + 10 * 800)
+        #expect(RenderEstimate.bytes(source: animation, parameters: webp, choice: .webp, animationByteLimit: 1 << 20, frames: 150)
+                == animation.count + 8 * 800 + 2 * 800 * RenderEstimate.streamedFramesHeld)
         #expect(RenderEstimate.bytes(source: Data("?".utf8), parameters: full, choice: .jpeg, animationByteLimit: 0) == nil)
     }
 
