@@ -130,10 +130,9 @@ struct ThumborDialect: URLDialect {
         options.gravity = Self.gravity(x: align.x, y: align.y)
         options.width = width
         options.height = height
-        if url.fitIn {
-            guard width != nil || height != nil else {
-                throw ServiceError.badParameter("thumbor's fit-in needs a width or a height")
-            }
+        if url.fitIn, width == nil, height == nil {
+            // thumbor's box is then the image itself: nothing to fit.
+        } else if url.fitIn {
             if url.full {
                 // full-fit-in covers the box with the whole image, enlarging it if need be.
                 options.fit = .cover

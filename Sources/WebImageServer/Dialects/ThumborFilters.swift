@@ -53,10 +53,12 @@ struct ThumborFilters: Sendable, Hashable {
         var focalWeight = 0.0, focalX = 0.0, focalY = 0.0
         for piece in pieces {
             let name = String(piece.prefix { $0 != "(" })
+            // Without its parentheses thumbor skips even a filter it knows.
+            guard let arguments = Self.arguments(of: piece, name: name) else { continue }
             if Self.unsupported.contains(name) {
                 throw ServiceError.badParameter("thumbor filter '\(name)' is not supported by this service")
             }
-            guard Self.supported.contains(name), let arguments = Self.arguments(of: piece, name: name) else { continue }
+            guard Self.supported.contains(name) else { continue }
             switch (name, arguments.count) {
             case ("quality", 1):
                 guard let value = Self.digits(arguments[0]) else { continue }
