@@ -21,6 +21,17 @@ fi
 if ! python3 -c 'import moto.server, boto3, botocore, flask' 2>/dev/null; then
     python3 -m pip install -q 'moto[server]' boto3 >&2 || echo "no moto[server] (PyPI unreachable?): the S3 suites are skipped" >&2
 fi
+# The thumbor dialect's references (#45): thumbor 7.8 itself (PIL engine), the oracle its tests
+# answer the same URLs as, and libthumbor (its dependency), whose CryptoURL builds the signed URLs.
+# Without PyPI those suites are skipped, visibly.
+thumbor_venv=.build/thumbor-venv
+if [ -z "${WEBIMAGE_THUMBOR_PYTHON:-}" ]; then
+    if [ -x "$thumbor_venv/bin/thumbor" ] || { python3 -m venv "$thumbor_venv" && "$thumbor_venv/bin/pip" install -q thumbor==7.8.0; } >&2; then
+        export WEBIMAGE_THUMBOR_PYTHON="$PWD/$thumbor_venv/bin/python"
+    else
+        echo "no thumbor 7.8 (PyPI unreachable?): the thumbor dialect's comparisons with thumbor and libthumbor are skipped" >&2
+    fi
+fi
 flags=(-c release -Xswiftc -enable-testing)
 swift build "${flags[@]}" --build-tests "$@"
 # Four runs: the suites whose loopback servers and timeouts keep time first, alone; then the

@@ -100,6 +100,15 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Also serve another image service's URLs: imgproxy[=PREFIX] or thumbor[=PREFIX] (default prefix /), repeatable.")
     var dialect: [String] = []
 
+    @Option(name: .customLong("thumbor-key"),
+            help: ArgumentHelp("thumbor's SECURITY_KEY: --dialect thumbor checks URL hashes with it (also WEBIMAGE_THUMBOR_KEY, THUMBOR_SECURITY_KEY).",
+                               valueName: "KEY"))
+    var thumborKey: String?
+
+    @Flag(name: .customLong("thumbor-allow-unsafe"), inversion: .prefixedNo,
+          help: "Serve thumbor's unsafe/ URLs (default: only when no --thumbor-key is set).")
+    var thumborAllowUnsafe: Bool?
+
     @Option(name: .customLong("otel-endpoint"),
             help: ArgumentHelp("Export spans over OTLP/HTTP to this collector (as OTEL_EXPORTER_OTLP_ENDPOINT; traces to /v1/traces).",
                                valueName: "URL"))
@@ -169,6 +178,8 @@ struct ServeCommand: AsyncParsableCommand {
         flags.signatureMigration = signatureMigration
         flags.otelEndpoint = otelEndpoint
         flags.dialects = dialect
+        flags.thumborKey = thumborKey
+        flags.thumborAllowUnsafe = thumborAllowUnsafe
         flags.maxAnimationFrames = maxAnimationFrames
         flags.maxResultPixels = maxResultPixels
         flags.concurrency = concurrency

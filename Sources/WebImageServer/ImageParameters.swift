@@ -49,6 +49,17 @@ public struct ImageParameters: Sendable, Hashable {
         public var scale: Double
     }
 
+    /// A point in an image's pixels (``Options/focalPoint``).
+    public struct PixelPoint: Sendable, Hashable {
+        public var x: Double
+        public var y: Double
+        /// The point `x`, `y`.
+        public init(x: Double, y: Double) {
+            self.x = x
+            self.y = y
+        }
+    }
+
     /// The largest `w` or `h` accepted: beyond it the output alone would be hundreds of megabytes.
     public static let maxSide = 8192
     /// The quality used when `q` is absent and the service's `--quality` names no other.
@@ -155,6 +166,26 @@ public struct ImageParameters: Sendable, Hashable {
         /// `wm`, `wm_gravity`, `wm_scale`: the service's `--watermark` composited over the output.
         public var watermark: WatermarkOptions?
 
+        // Options `--dialect thumbor` needs that `/image` has no parameter for (#45). Each has
+        // no effect at its default.
+        /// With `fit=cover`: the whole image scaled to cover the box, nothing cropped (thumbor's
+        /// `full-fit-in`): the output is the box on one side and larger on the other.
+        public var coversWithoutCrop: Bool = false
+        /// The box turned a quarter when the (cropped, rotated) image is portrait and the box
+        /// landscape or the other way round (thumbor's `adaptive-`).
+        public var adaptsOrientation: Bool = false
+        /// The box shrunk to the oriented source's size, side by side, before the fit (thumbor's
+        /// `no_upscale()`: a 300×200 cover of a 100×100 source is 100×100).
+        public var boxWithinSource: Bool = false
+        /// A point of the oriented source, in its pixels, a `cover` crop is centred on as far as
+        /// the image allows (thumbor's `focal()`); ignored when `crop` leaves it out.
+        public var focalPoint: PixelPoint?
+        /// Grey, ITU-R BT.601 luma (thumbor's `grayscale()`, as PIL's `L` mode), after the resize.
+        public var grayscale: Bool = false
+        /// Transparency flattened on `background` whatever the output format (thumbor's
+        /// `background_color()`), not only for outputs without alpha.
+        public var flattensAlways: Bool = false
+
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
 
@@ -239,6 +270,13 @@ extension ImageParameters.Options {
         if background != .white { key += ",bg=\(background.hexString)" }
         if progressive { key += ",progressive=1" }
         if let watermark { key += ",wm=\(watermark.opacity):\(watermark.gravity.name):\(watermark.scale)" }
+        // thumbor's (#45).
+        if coversWithoutCrop { key += ",outside=1" }
+        if adaptsOrientation { key += ",adaptive=1" }
+        if boxWithinSource { key += ",within=1" }
+        if let focalPoint { key += ",focal=\(focalPoint.x):\(focalPoint.y)" }
+        if grayscale { key += ",grayscale=1" }
+        if flattensAlways { key += ",flatten=1" }
         return key
     }
 }

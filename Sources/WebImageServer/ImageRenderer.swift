@@ -36,7 +36,9 @@ struct ImageRenderer: Sendable {
         // A thumbnail decode (JPEG scales in the DCT) when the box is known; checked afterwards
         // against what the resize needs, and decoded again at full size when it fell short.
         // Not with `crop`: its rectangle is in the source's own pixels.
-        options.maxPixelSize = parameters.crop != nil ? nil
+        // Nor with the options that read the source's own size or pixels (thumbor's, #45).
+        let readsSourcePixels = parameters.focalPoint != nil || parameters.adaptsOrientation || parameters.boxWithinSource
+        options.maxPixelSize = parameters.crop != nil || readsSourcePixels ? nil
             : Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source), isJPEG: detection.format == .jpeg)
         // An animation the encoder takes frame by frame is decoded lazily: each frame is decoded,
         // transformed and encoded in turn, one in memory at a time (``streamsFrames(_:choice:)``).
@@ -63,7 +65,7 @@ struct ImageRenderer: Sendable {
         let format = try stages.run("transform") { span in
             image = try transform(image, for: parameters, checkpoint: stages.checkpoint, stop: stages.stop)
             let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
-            if !FormatNegotiation.keepsAlpha(format) {
+            if parameters.flattensAlways || !FormatNegotiation.keepsAlpha(format) {
                 try stages.checkpoint()
                 image = try image.applying(ImageTransformers.Flatten(color: parameters.background))
             }
@@ -109,6 +111,7 @@ struct ImageRenderer: Sendable {
     func transform(_ decoded: DecodedImage, for parameters: ImageParameters, checkpoint: () throws -> Void = {},
                    stop: StopFlag = StopFlag()) throws -> DecodedImage {
         var image = decoded
+        let sourceSize = (width: decoded.width, height: decoded.height)
         try checkpoint()
         if let crop = parameters.crop {
             guard crop.x < image.width, crop.y < image.height else {
@@ -116,6 +119,10 @@ struct ImageRenderer: Sendable {
                     + "\(image.width)×\(image.height) image")
             }
             image = try image.applying(crop)
+        }
+        let focus = parameters.focalPoint.flatMap { point in
+            Self.focus(point, crop: parameters.crop, croppedWidth: image.width, croppedHeight: image.height,
+                       rotate: parameters.rotate, flipHorizontal: parameters.flipHorizontal, flipVertical: parameters.flipVertical)
         }
         if parameters.rotate != 0 {
             try checkpoint()
@@ -129,7 +136,8 @@ struct ImageRenderer: Sendable {
             try checkpoint()
             image = try image.applying(ImageTransformers.Flip(.vertical))
         }
-        for step in Self.resizeSteps(for: parameters, width: image.width, height: image.height, stop: stop) {
+        let placed = Self.placed(parameters, width: image.width, height: image.height, sourceSize: sourceSize, focus: focus)
+        for step in Self.resizeSteps(for: placed, width: image.width, height: image.height, stop: stop) {
             try checkpoint()
             image = try image.applying(step)
         }
@@ -140,6 +148,10 @@ struct ImageRenderer: Sendable {
         if let sigma = parameters.sharpen {
             try checkpoint()
             image = try image.applying(ImageTransformers.Sharpen(sigma: sigma))
+        }
+        if parameters.grayscale {
+            try checkpoint()
+            image = try image.applying(ImageTransformers.Grayscale(coefficients: .rec601))
         }
         if let options = parameters.watermark {
             try checkpoint()
@@ -256,6 +268,13 @@ struct ImageRenderer: Sendable {
             return ResizeTransformer(width: w, height: unbounded, mode: .fit, allowUpscaling: parameters.enlarge)
         case (nil, let h?):
             return ResizeTransformer(width: unbounded, height: h, mode: .fit, allowUpscaling: parameters.enlarge)
+        case (let w?, let h?) where parameters.fit == .cover && parameters.coversWithoutCrop:
+            // thumbor's full-fit-in: the side that scales least fills its side of the box, the
+            // other is rounded as thumbor rounds it.
+            let (sw, sh, tw, th) = (Double(width), Double(height), Double(w), Double(h))
+            let size = sw / tw <= sh / th ? (w, max(1, Int((sh * tw / sw + 1e-5).rounded())))
+                : (max(1, Int((sw * th / sh + 1e-5).rounded())), h)
+            return ResizeTransformer(width: size.0, height: size.1, mode: .exact, allowUpscaling: parameters.enlarge)
         case (let w?, let h?):
             let mode: ResizeTransformer.Mode = switch parameters.fit {
             case .contain, .pad: .fit
@@ -264,5 +283,49 @@ struct ImageRenderer: Sendable {
             }
             return ResizeTransformer(width: w, height: h, mode: mode, allowUpscaling: parameters.enlarge, gravity: parameters.gravity)
         }
+    }
+
+    /// `parameters` with the options that need the image's size resolved against it (thumbor's,
+    /// #45): the box within the oriented source (`boxWithinSource`, its sides turned with
+    /// `rotate`), turned to the image's orientation (`adaptsOrientation`), the crop centred on
+    /// `focus`.
+    static func placed(_ parameters: ImageParameters, width: Int, height: Int,
+                       sourceSize: (width: Int, height: Int), focus: (x: Double, y: Double)?) -> ImageParameters {
+        var placed = parameters
+        if parameters.boxWithinSource {
+            let turned = parameters.rotate == 90 || parameters.rotate == 270
+            let source = turned ? (width: sourceSize.height, height: sourceSize.width) : sourceSize
+            placed.width = parameters.width.map { min($0, source.width) }
+            placed.height = parameters.height.map { min($0, source.height) }
+        }
+        if parameters.adaptsOrientation, let w = placed.width, let h = placed.height,
+           (width < height && w > h) || (width > height && w < h) {
+            (placed.width, placed.height) = (h, w)
+        }
+        if let focus {
+            placed.gravity = .focus(x: focus.x, y: focus.y)
+            placed.smartGravity = false
+        }
+        return placed
+    }
+
+    /// `point` (in the oriented source's pixels) as a fraction of the image after `crop`,
+    /// `rotate` (clockwise) and the flips; `nil` when the crop leaves it out (thumbor then
+    /// falls back on the alignment).
+    static func focus(_ point: ImageParameters.PixelPoint, crop: ImageTransformers.Crop?, croppedWidth: Int, croppedHeight: Int,
+                      rotate: Int, flipHorizontal: Bool, flipVertical: Bool) -> (x: Double, y: Double)? {
+        guard croppedWidth > 0, croppedHeight > 0 else { return nil }
+        var x = (point.x - Double(crop?.x ?? 0)) / Double(croppedWidth)
+        var y = (point.y - Double(crop?.y ?? 0)) / Double(croppedHeight)
+        guard (0...1).contains(x), (0...1).contains(y) else { return nil }
+        switch rotate {
+        case 90: (x, y) = (1 - y, x)
+        case 180: (x, y) = (1 - x, 1 - y)
+        case 270: (x, y) = (y, 1 - x)
+        default: break
+        }
+        if flipHorizontal { x = 1 - x }
+        if flipVertical { y = 1 - y }
+        return (x, y)
     }
 }

@@ -104,7 +104,7 @@ public struct RequestSignature: Sendable {
     }
 
     /// Compared in constant time: how long a wrong guess took says nothing about the right one.
-    private static func equalInConstantTime(_ given: [UInt8], _ wanted: [UInt8]) -> Bool {
+    static func equalInConstantTime(_ given: [UInt8], _ wanted: [UInt8]) -> Bool {
         var difference = given.count ^ wanted.count
         for index in 0..<wanted.count {
             difference |= Int((index < given.count ? given[index] : 0) ^ wanted[index])

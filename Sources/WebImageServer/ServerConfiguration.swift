@@ -108,6 +108,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `--dialect NAME[=PREFIX]`, repeatable: the URL grammars of other image services served
     /// beside `/image` (``DialectMount``); two at one prefix are refused at start.
     public var dialects: [DialectMount] = []
+    /// `--thumbor-key KEY` (also `WEBIMAGE_THUMBOR_KEY`, `THUMBOR_SECURITY_KEY`): thumbor's
+    /// `SECURITY_KEY`, with which `--dialect thumbor` checks a URL's HMAC-SHA1 hash; `nil`: only
+    /// `unsafe/` URLs are served.
+    public var thumborKey: String?
+    /// `--thumbor-allow-unsafe` (`--no-thumbor-allow-unsafe`): whether `--dialect thumbor` serves `unsafe/` URLs; `nil`
+    /// (the default): only when no ``thumborKey`` is set (thumbor allows them by default; a key set
+    /// here means signing is wanted).
+    public var thumborAllowUnsafe: Bool?
     /// `--watermark FILE`: the image `wm` composites (any decodable image; alpha kept); `nil`:
     /// `wm` is refused with 400.
     public var watermarkFile: String?

@@ -63,6 +63,10 @@ extension ServerConfiguration {
         public var otelEndpoint: String?
         /// `--dialect NAME[=PREFIX]`, repeated.
         public var dialects: [String] = []
+        /// `--thumbor-key KEY`.
+        public var thumborKey: String?
+        /// `--thumbor-allow-unsafe`, `--no-thumbor-allow-unsafe`.
+        public var thumborAllowUnsafe: Bool?
 
         /// No flags.
         public init() {}
@@ -127,6 +131,8 @@ extension ServerConfiguration {
         put("watermark", flags.watermarkFile.map { .string($0) })
         put("otel-endpoint", flags.otelEndpoint.map { .string($0) })
         put("dialect", flags.dialects.isEmpty ? nil : .stringArray(flags.dialects))
+        put("thumbor-key", flags.thumborKey.map { .string($0) }, secret: true)
+        put("thumbor-allow-unsafe", flags.thumborAllowUnsafe.map { .bool($0) })
 
         // Each layer answers for a renamed setting under its new name, then under its old one.
         let renamed = ["allow-private-source": "allow-source"]
@@ -137,7 +143,7 @@ extension ServerConfiguration {
             }
         }
         let environmentProvider = EnvironmentVariablesProvider(environmentVariables: environment,
-                                                               secretsSpecifier: .specific(["WEBIMAGE_SIGNING_KEY"]))
+                                                               secretsSpecifier: .specific(["WEBIMAGE_SIGNING_KEY", "WEBIMAGE_THUMBOR_KEY"]))
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: values),
             environmentProvider.prefixKeys(with: "webimage"),
@@ -216,6 +222,10 @@ extension ServerConfiguration {
         configuration.dialects = try (reader.stringArray(forKey: "dialect") ?? reader.string(forKey: "dialect").map { [$0] } ?? [])
             .flatMap { $0.split(separator: ",").map { String($0.trimmingSpacesAndTabs) } }
             .map(DialectMount.init(parsing:))
+        // thumbor's own variable last: a deployment moving from thumbor keeps its environment.
+        configuration.thumborKey = reader.string(forKey: "thumbor-key", isSecret: true)
+            ?? environment["THUMBOR_SECURITY_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        configuration.thumborAllowUnsafe = reader.bool(forKey: "thumbor-allow-unsafe")
         try configuration.validate()
         return configuration
     }
@@ -377,6 +387,8 @@ extension ServerConfiguration {
             "auto-formats: \(autoFormats.isEmpty ? "(none: jpeg or png)" : autoFormats.map(\.rawValue).joined(separator: ","))",
             "watermark: \(watermarkFile ?? "(none: wm refused)")",
             "dialect: \(dialects.isEmpty ? "(none: /image only)" : dialects.map(\.description).joined(separator: ", "))",
+            "thumbor-key: \(thumborKey == nil ? "(none: unsafe/ URLs only)" : "(set)")",
+            "thumbor-allow-unsafe: \(thumborAllowUnsafe.map(String.init) ?? "(default: \(thumborKey == nil))")",
             "otel-endpoint: \(otelEndpoint ?? "(none: OTEL_EXPORTER_OTLP_ENDPOINT, else spans not exported)")",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",

@@ -17,6 +17,15 @@ protocol URLDialect: Sendable {
     /// - Throws: ``ServiceError`` with the status the original service answers (a bad signature,
     ///   a malformed URL, an option that cannot be honoured: 4xx naming it).
     func request(path: Substring, query: String) throws -> DialectRequest
+
+    /// The error the original service answers where this one answers `error` (after the parse:
+    /// the source rules, the fetch, the decode), so clients see the statuses they know.
+    func translate(_ error: ServiceError) -> ServiceError
+}
+
+extension URLDialect {
+    /// The service's own answers.
+    func translate(_ error: ServiceError) -> ServiceError { error }
 }
 
 /// What a dialect's URL asks for: the request value, and how the answer is written.

@@ -122,7 +122,7 @@ public final class WebImageService: Sendable {
                 throw ServiceError(status: 501, code: "notImplemented", message: "thumbor's meta/ is not served yet")
             }
         } catch {
-            return ImageResponses.error(ServiceError.from(error))
+            return ImageResponses.error(parser.translate(ServiceError.from(error)))
         }
     }
 

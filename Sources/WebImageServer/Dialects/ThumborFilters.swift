@@ -1,0 +1,181 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import WebImage
+
+/// thumbor's `filters:name(args):name(args)` as the settings they change, read as thumbor reads
+/// them: split at `):`, a name thumbor does not know skipped, arguments thumbor's patterns refuse
+/// make the filter skipped (thumbor answers those URLs without the filter, so do we). A filter
+/// thumbor knows that this service cannot honour is a 400 naming it, never a different image.
+struct ThumborFilters: Sendable, Hashable {
+    var quality: Int?
+    var format: RequestedFormat?
+    /// The Gaussian's sigma that blurs as thumbor's kernel (``blurSigma(radius:sigma:)``).
+    var blurSigma: Double?
+    var fill: RGBAColor?
+    var background: RGBAColor?
+    var grayscale = false
+    /// Counter-clockwise, as PIL turns: 0, 90, 180 or 270.
+    var rotate = 0
+    var noUpscale = false
+    var upscale = false
+    var stretch = false
+    /// `focal(LxT:RxB)`: the centre of the rectangles, each weighted by its area, as thumbor's
+    /// centre of mass rounds it (down).
+    var focal: ImageParameters.PixelPoint?
+
+    /// The filters thumbor 7 ships (`thumbor.filters.BUILTIN_FILTERS`) that this service does
+    /// not apply: asked for, they are a 400 naming them.
+    static let unsupported: Set<String> = [
+        "sharpen", "round_corner", "watermark", "max_bytes", "proportion", "brightness", "contrast", "saturation",
+        "rgb", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
+        "autojpg", "redeye",
+    ]
+    /// The ones it does apply (`strip_exif` and `strip_icc` hold already: outputs carry neither).
+    static let supported: Set<String> = [
+        "quality", "format", "blur", "fill", "background_color", "grayscale", "rotate", "no_upscale", "upscale",
+        "strip_exif", "strip_icc", "focal", "stretch",
+    ]
+    /// The most filters one URL may name.
+    static let maxCount = 64
+
+    /// Reads `text` (what is between `filters:` and the final `)`, inclusive).
+    /// - Throws: ``ServiceError`` 400 naming a filter this service cannot honour, or a colour it cannot read.
+    init(parsing text: Substring) throws {
+        guard !text.isEmpty else { return }
+        var pieces = text.split(separator: "):", omittingEmptySubsequences: false).map { String($0) }
+        guard pieces.count <= Self.maxCount else { throw ServiceError.badParameter("more than \(Self.maxCount) thumbor filters") }
+        for index in pieces.indices.dropLast() { pieces[index] += ")" }
+        var focalWeight = 0.0, focalX = 0.0, focalY = 0.0
+        for piece in pieces {
+            let name = String(piece.prefix { $0 != "(" })
+            // Without its parentheses thumbor skips even a filter it knows.
+            guard let arguments = Self.arguments(of: piece, name: name) else { continue }
+            if Self.unsupported.contains(name) {
+                throw ServiceError.badParameter("thumbor filter '\(name)' is not supported by this service")
+            }
+            guard Self.supported.contains(name) else { continue }
+            switch (name, arguments.count) {
+            case ("quality", 1):
+                guard let value = Self.digits(arguments[0]) else { continue }
+                quality = min(100, max(1, value))
+            case ("format", 1):
+                switch arguments[0].lowercased() {
+                case "jpeg", "jpg": format = .jpeg
+                case "png": format = .png
+                case "gif": format = .gif
+                case "webp": format = .webp
+                case "avif": format = .avif
+                case "heic", "heif": throw ServiceError.badParameter("thumbor filter 'format(\(arguments[0]))': HEIF output is not supported")
+                // thumbor ignores a format it does not know, and so keeps the image's.
+                default: format = nil
+                }
+            case ("blur", 1), ("blur", 2):
+                guard let radius = Self.digits(arguments[0]), radius > 0 else { continue }
+                var sigma = 0.0
+                if arguments.count == 2 {
+                    guard let value = Self.decimal(arguments[1]) else { continue }
+                    sigma = value
+                }
+                blurSigma = Self.blurSigma(radius: radius, sigma: sigma)
+            case ("fill", 1), ("fill", 2):
+                guard arguments[0].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { continue }
+                fill = try Self.color(arguments[0], filter: "fill")
+            case ("background_color", 1):
+                guard arguments[0].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { continue }
+                background = try Self.color(arguments[0], filter: "background_color")
+            case ("rotate", 1):
+                let text = arguments[0]
+                let negative = text.hasPrefix("-")
+                guard let value = Self.digits(negative ? String(text.dropFirst()) : text), value % 90 == 0 else { continue }
+                rotate = ((negative ? -value : value) % 360 + 360) % 360
+            case ("focal", 1):
+                guard let box = Self.rectangle(arguments[0]) else { continue }
+                let width = Double(box.right - box.left), height = Double(box.bottom - box.top)
+                guard width != 0, height != 0 else { continue }
+                let weight = width * height
+                focalWeight += weight
+                focalX += (Double(box.left) + width / 2) * weight
+                focalY += (Double(box.top) + height / 2) * weight
+            case ("grayscale", 0): grayscale = true
+            case ("no_upscale", 0): noUpscale = true
+            case ("upscale", 0): upscale = true
+            case ("stretch", 0): stretch = true
+            case ("strip_exif", 0), ("strip_icc", 0): break
+            default: continue
+            }
+        }
+        if focalWeight != 0 {
+            focal = .init(x: (focalX / focalWeight).rounded(.down), y: (focalY / focalWeight).rounded(.down))
+        }
+    }
+
+    /// The comma-separated arguments of `name(...)`, spaces around each trimmed; `[]` for `name()`.
+    private static func arguments(of piece: String, name: String) -> [String]? {
+        guard piece.hasPrefix(name + "("), piece.hasSuffix(")") else { return nil }
+        let inner = piece.dropFirst(name.count + 1).dropLast()
+        if inner.allSatisfy({ $0 == " " }) { return [] }
+        return inner.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingSpacesAndTabs) }
+    }
+
+    /// `[\d]+`, at most 9 digits.
+    private static func digits(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
+    }
+
+    /// thumbor's `DecimalNumber`, bounded.
+    private static func decimal(_ text: String) -> Double? {
+        guard !text.isEmpty, text.utf8.count <= 16, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-") }),
+              let value = Double(text), value.isFinite else { return nil }
+        return value
+    }
+
+    /// `LxT:RxB`.
+    private static func rectangle(_ text: String) -> (left: Int, top: Int, right: Int, bottom: Int)? {
+        let corners = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard corners.count == 2 else { return nil }
+        let a = corners[0].split(separator: "x", omittingEmptySubsequences: false).map { digits(String($0)) }
+        let b = corners[1].split(separator: "x", omittingEmptySubsequences: false).map { digits(String($0)) }
+        guard a.count == 2, b.count == 2, let left = a[0], let top = a[1], let right = b[0], let bottom = b[1] else { return nil }
+        return (left, top, right, bottom)
+    }
+
+    /// thumbor's blur is a Gaussian of `sigma` (or `radius` when 0) cut at `radius` pixels (at
+    /// most 150), normalised: the full Gaussian with the same variance blurs alike.
+    static func blurSigma(radius: Int, sigma: Double) -> Double {
+        let sigma = sigma == 0 ? Double(radius) : abs(sigma)
+        let reach = min(radius, 150)
+        guard sigma > 0 else { return 0.3 }
+        var total = 0.0, moment = 0.0
+        for offset in -reach...reach {
+            let weight = exp(-Double(offset * offset) / (2 * sigma * sigma))
+            total += weight
+            moment += weight * Double(offset * offset)
+        }
+        return min(100, max(0.3, (moment / total).squareRoot()))
+    }
+
+    /// PIL's colour names thumbor's fills are written with, hex with or without `#` (3, 6 or 8
+    /// digits), or `transparent`.
+    /// - Throws: ``ServiceError`` 400 naming the filter for `auto`, `blur` or an unknown name.
+    static func color(_ text: String, filter: String) throws -> RGBAColor {
+        let lower = text.lowercased()
+        let named: [String: String] = [
+            "white": "ffffff", "black": "000000", "red": "ff0000", "lime": "00ff00", "green": "008000", "blue": "0000ff",
+            "yellow": "ffff00", "gray": "808080", "grey": "808080", "silver": "c0c0c0", "orange": "ffa500",
+            "purple": "800080", "navy": "000080", "teal": "008080", "maroon": "800000", "olive": "808000",
+            "aqua": "00ffff", "cyan": "00ffff", "fuchsia": "ff00ff", "magenta": "ff00ff",
+        ]
+        if lower == "transparent" { return RGBAColor(red: 0, green: 0, blue: 0, alpha: 0) }
+        var hex = named[lower] ?? (lower.hasPrefix("#") ? String(lower.dropFirst()) : lower)
+        if hex.utf8.count == 3 { hex = hex.map { "\($0)\($0)" }.joined() }
+        if let color = ImageParameters.Options.color(hex: hex) { return color }
+        throw ServiceError.badParameter("thumbor filter '\(filter)(\(text.prefix(32)))': the colour is not supported "
+            + "(hex, a basic colour name or transparent)")
+    }
+}
