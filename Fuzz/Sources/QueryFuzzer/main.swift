@@ -7,6 +7,10 @@ import FuzzSupport
 // repaired); its lines but the last are preset definitions, the last line is the query. Every
 // parse must return or throw ServiceError, never trap; a query accepted with `--presets-only`
 // must parse the same without it (that flag only refuses parameters).
+//
+// The last line is also a request path below a `--dialect` mount (#45), parsed by thumbor's and
+// imgproxy's grammars, each without a key (anything unsigned goes through) and with one (the
+// signature checks), into the same request value.
 func parsed(_ body: () throws -> ImageParameters) -> ImageParameters? {
     do {
         return try body()
@@ -16,6 +20,20 @@ func parsed(_ body: () throws -> ImageParameters) -> ImageParameters? {
         fatalError("an error that is not a ServiceError: \(error)")
     }
 }
+
+/// The dialects' parsers as `--dialect` mounts them: without keys and with keys.
+let dialects: [any URLDialect] = {
+    var open = ServerConfiguration()
+    open.thumborAllowUnsafe = true
+    var keyed = ServerConfiguration()
+    keyed.thumborKey = "fuzz-thumbor-key"
+    keyed.thumborAllowUnsafe = true
+    do {
+        return [try ThumborDialect(configuration: open), try ThumborDialect(configuration: keyed)]
+    } catch {
+        fatalError("the dialects' set-up failed: \(error)")
+    }
+}()
 
 runFuzzer { data in
     var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -46,4 +64,7 @@ runFuzzer { data in
         _ = strict.renderKey
     }
     _ = open?.renderKey
+    for dialect in dialects {
+        _ = parsed { try dialect.request(path: Substring(query), query: "").parameters }?.renderKey
+    }
 }

@@ -113,7 +113,11 @@ struct ImageManagerContextTests {
             server.route("/h.jpg", .image(try sampleJPEG(), contentType: "image/jpeg"))
             server.route("/stall.jpg", LoopbackResponse(body: .bytes(try sampleJPEG()), delayBeforeHead: .seconds(5)))
             let fixture = try ManagerFixture()
-            let task = fixture.manager.imageTask(with: server.url("/h.jpg"), context: ImageLoadContext(priority: .veryHigh, headers: ["X-Client": "tests"]))
+            // A minute without bytes, not the default 15 s: with every suite started at once on two
+            // cores, CI saw this load starved past the default (the first 15 s of the run).
+            let task = fixture.manager.imageTask(with: server.url("/h.jpg"),
+                                                 context: ImageLoadContext(priority: .veryHigh, headers: ["X-Client": "tests"],
+                                                                           timeout: .seconds(60)))
             #expect(task.priority == .veryHigh)
             _ = try await task.result
             #expect(server.requests.first?.headers["x-client"] == "tests")
