@@ -185,6 +185,9 @@ public struct ImageParameters: Sendable, Hashable {
         /// Transparency flattened on `background` whatever the output format (thumbor's
         /// `background_color()`), not only for outputs without alpha.
         public var flattensAlways: Bool = false
+        /// Brightness, contrast, saturation and channel shifts after the resize, in order
+        /// (thumbor's `brightness()`, `contrast()`, `saturation()`, `rgb()`, with its arithmetic).
+        public var colorAdjustments: [ImageTransformers.ColorAdjust.Step] = []
 
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
@@ -277,6 +280,7 @@ extension ImageParameters.Options {
         if let focalPoint { key += ",focal=\(focalPoint.x):\(focalPoint.y)" }
         if grayscale { key += ",grayscale=1" }
         if flattensAlways { key += ",flatten=1" }
+        if !colorAdjustments.isEmpty { key += "," + ImageTransformers.ColorAdjust(colorAdjustments).identifier }
         return key
     }
 }

@@ -153,6 +153,10 @@ struct ImageRenderer: Sendable {
             try checkpoint()
             image = try image.applying(ImageTransformers.Grayscale(coefficients: .rec601))
         }
+        if !parameters.colorAdjustments.isEmpty {
+            try checkpoint()
+            image = try image.applying(ImageTransformers.ColorAdjust(parameters.colorAdjustments))
+        }
         if let options = parameters.watermark {
             try checkpoint()
             guard let watermark = settings.watermark else {

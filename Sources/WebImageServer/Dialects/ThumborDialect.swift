@@ -41,7 +41,7 @@ struct ThumborDialect: URLDialect {
         let filters = try ThumborFilters(parsing: url.filters)
         var parameters = ImageParameters(url: try Self.source(url.image), options: try Self.options(url, filters))
         parameters.signature = first == "unsafe" ? nil : String(first)
-        return DialectRequest(parameters: parameters, answer: url.meta ? .thumborMeta : .image)
+        return DialectRequest(parameters: parameters, answer: url.meta ? .thumborMeta(ThumborMeta(url: url, filters: filters), image: url.image) : .image)
     }
 
     /// thumbor answers every refusal of a request with 400: a bad hash, a source its rules
@@ -160,6 +160,7 @@ struct ThumborDialect: URLDialect {
         options.format = filters.format ?? .auto
         options.blur = filters.blurSigma
         options.grayscale = filters.grayscale
+        options.colorAdjustments = filters.colorAdjustments
         return options
     }
 

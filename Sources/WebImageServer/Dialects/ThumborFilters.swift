@@ -27,18 +27,21 @@ struct ThumborFilters: Sendable, Hashable {
     /// `focal(LxT:RxB)`: the centre of the rectangles, each weighted by its area, as thumbor's
     /// centre of mass rounds it (down).
     var focal: ImageParameters.PixelPoint?
+    /// `brightness()`, `contrast()`, `saturation()`, `rgb()` in the order given.
+    var colorAdjustments: [ImageTransformers.ColorAdjust.Step] = []
+    /// The `focal` rectangles as given (in the oriented source's pixels), for `meta/`.
+    var focalBoxes: [ThumborURL.Crop] = []
 
     /// The filters thumbor 7 ships (`thumbor.filters.BUILTIN_FILTERS`) that this service does
     /// not apply: asked for, they are a 400 naming them.
     static let unsupported: Set<String> = [
-        "sharpen", "round_corner", "watermark", "max_bytes", "proportion", "brightness", "contrast", "saturation",
-        "rgb", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
+        "sharpen", "round_corner", "watermark", "max_bytes", "proportion", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
         "autojpg", "redeye",
     ]
     /// The ones it does apply (`strip_exif` and `strip_icc` hold already: outputs carry neither).
     static let supported: Set<String> = [
         "quality", "format", "blur", "fill", "background_color", "grayscale", "rotate", "no_upscale", "upscale",
-        "strip_exif", "strip_icc", "focal", "stretch",
+        "strip_exif", "strip_icc", "focal", "stretch", "brightness", "contrast", "saturation", "rgb",
     ]
     /// The most filters one URL may name.
     static let maxCount = 64
@@ -97,10 +100,21 @@ struct ThumborFilters: Sendable, Hashable {
                 guard let box = Self.rectangle(arguments[0]) else { continue }
                 let width = Double(box.right - box.left), height = Double(box.bottom - box.top)
                 guard width != 0, height != 0 else { continue }
+                focalBoxes.append(ThumborURL.Crop(left: box.left, top: box.top, right: box.right, bottom: box.bottom))
                 let weight = width * height
                 focalWeight += weight
                 focalX += (Double(box.left) + width / 2) * weight
                 focalY += (Double(box.top) + height / 2) * weight
+            case ("brightness", 1), ("contrast", 1):
+                guard let percent = Self.integer(arguments[0]) else { continue }
+                colorAdjustments.append(name == "brightness" ? .brightness(percent: percent) : .contrast(percent: percent))
+            case ("saturation", 1):
+                guard let factor = Self.decimal(arguments[0]) else { continue }
+                colorAdjustments.append(.saturation(factor: Float(factor)))
+            case ("rgb", 3):
+                let shifts = arguments.compactMap(Self.integer)
+                guard shifts.count == 3 else { continue }
+                colorAdjustments.append(.channels(red: shifts[0], green: shifts[1], blue: shifts[2]))
             case ("grayscale", 0): grayscale = true
             case ("no_upscale", 0): noUpscale = true
             case ("upscale", 0): upscale = true
@@ -126,6 +140,11 @@ struct ThumborFilters: Sendable, Hashable {
     private static func digits(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int(text)
+    }
+
+    /// thumbor's `Number`: digits with an optional minus, bounded.
+    private static func integer(_ text: String) -> Int? {
+        text.hasPrefix("-") ? digits(String(text.dropFirst())).map { -$0 } : digits(text)
     }
 
     /// thumbor's `DecimalNumber`, bounded.

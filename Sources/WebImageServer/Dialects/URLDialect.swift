@@ -35,7 +35,7 @@ struct DialectRequest: Sendable {
         /// The rendered image (``ImageParameters``).
         case image
         /// thumbor's `meta/`: JSON describing the source and the operations, no image.
-        case thumborMeta
+        case thumborMeta(ThumborMeta, image: Substring)
     }
 
     /// The request value: the source and the options that shape the output.

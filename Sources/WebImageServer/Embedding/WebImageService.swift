@@ -118,8 +118,10 @@ public final class WebImageService: Sendable {
                     if request.method == "GET" { metrics.sent(bytes: image.body.count) }
                 }
                 return response
-            case .thumborMeta:
-                throw ServiceError(status: 501, code: "notImplemented", message: "thumbor's meta/ is not served yet")
+            case .thumborMeta(let meta, let image):
+                // The source's header, as `/info` reads it: thumbor's numbers need its size only.
+                let info = try await service.info(for: parsed.parameters.url)
+                return ImageResponses.json(meta.json(info: info, image: image), maxAge: configuration.cacheControlMaxAge)
             }
         } catch {
             return ImageResponses.error(parser.translate(ServiceError.from(error)))

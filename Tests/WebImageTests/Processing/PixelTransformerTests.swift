@@ -112,4 +112,24 @@ import Testing
         #expect(TestImages.rgba(half, 0, 0) == [178, 50, 50, 255])
         #expect(TintTransformer(color: RGBAColor(red: 255, green: 0, blue: 0, alpha: 128)).identifier == "tint(#FF000080)")
     }
+    /// thumbor's C arithmetic, worked by hand: integer percents of 255 truncated toward zero,
+    /// contrast's squared factor, saturation around the perceived brightness.
+    @Test func colorAdjustmentsFollowThumborsArithmetic() throws {
+        func adjusted(_ steps: [ImageTransformers.ColorAdjust.Step], _ pixel: (UInt8, UInt8, UInt8, UInt8)) throws -> [UInt8] {
+            let image = TestImages.image(try Bitmap(width: 2, height: 1, filledWith: pixel))
+            return TestImages.rgba(try ImageTransformers.ColorAdjust(steps).transform(image).bitmap, 1, 0)
+        }
+        #expect(try adjusted([.brightness(percent: 10)], (100, 250, 5, 77)) == [125, 255, 30, 77])
+        #expect(try adjusted([.brightness(percent: -10)], (20, 10, 30, 255)) == [0, 0, 5, 255])
+        // (20 + 100)² / 100 = 144: 200 → 144 × 72 / 100 + 128 = 231; 100 → −40 + 128 = 88 (toward zero).
+        #expect(try adjusted([.contrast(percent: 20)], (200, 100, 0, 255)) == [231, 88, 0, 255])
+        #expect(try adjusted([.channels(red: 10, green: -10, blue: 0)], (100, 100, 100, 255)) == [125, 75, 100, 255])
+        // √(255² × 0.299) = 139.4…: grey at factor 0.
+        #expect(try adjusted([.saturation(factor: 0)], (255, 0, 0, 255)) == [139, 139, 139, 255])
+        #expect(try adjusted([.saturation(factor: 1)], (12, 200, 99, 255)) == [12, 200, 99, 255])
+        // In order, and huge percents end at the channel's ends without overflowing.
+        #expect(try adjusted([.brightness(percent: 10), .contrast(percent: 20)], (100, 100, 100, 255)) == [124, 124, 124, 255])
+        #expect(try adjusted([.brightness(percent: .max), .contrast(percent: .min)], (1, 2, 3, 4)) == [255, 255, 255, 4])
+        #expect(ImageTransformers.ColorAdjust([.brightness(percent: 10), .contrast(percent: -5)]).identifier == "color(b10,c-5)")
+    }
 }

@@ -114,6 +114,9 @@ struct ThumborDialectParserTests {
         #expect(sigma > 2 && sigma < 3)
         // `brightness:strip_icc()` is one unknown name to thumbor (it splits at `):`): skipped.
         // Arguments thumbor's patterns refuse: the filter is skipped, as thumbor skips it.
+        let colours = try self.options("unsafe/300x200/filters:brightness(10):contrast(-20):saturation(0.5):rgb(1,-2,3):rgb(1,2)/h/a.jpg")
+        #expect(colours.colorAdjustments == [.brightness(percent: 10), .contrast(percent: -20), .saturation(factor: 0.5),
+                                             .channels(red: 1, green: -2, blue: 3)])
         let skipped = try self.options("unsafe/300x200/filters:quality(high):blur(0):format(tiff)/h/a.jpg")
         #expect(skipped.quality == nil && skipped.blur == nil && skipped.format == .auto)
     }
@@ -144,5 +147,40 @@ struct ThumborDialectParserTests {
         for path in hostile {
             if let answer = status(path, key: nil) { #expect((400..<500).contains(answer.0), "\(path)") }
         }
+    }
+    /// `meta/`'s description of a source, as thumbor 7.8 answered these URLs (PIL engine, 2026-12-04).
+    private func meta(_ path: String, width: Int = 640, height: Int = 480) throws -> ThumborMeta.Description {
+        let request = try dialect(key: nil).request(path: Substring("unsafe/meta/" + path), query: "")
+        guard case .thumborMeta(let meta, _) = request.answer else {
+            Issue.record("\(path) is not a meta/ request")
+            return ThumborMeta.Description()
+        }
+        return meta.describe(width: width, height: height)
+    }
+
+    @Test func metaDescribesThumborsOperations() throws {
+        let cover = try meta("300x200/example.com/a.jpg")
+        #expect(cover.operations == [.crop(left: 0, top: 26, right: 640, bottom: 453), .resize(width: 300, height: 200)])
+        #expect(cover.target == (300, 200) && cover.final == (300, 200))
+        #expect(cover.focalPoints == [.init(x: 320, y: 240, z: 1, height: 1, width: 1, origin: "alignment")])
+
+        let fit = try meta("fit-in/300x200/example.com/a.jpg")
+        #expect(fit.operations == [.resize(width: 267, height: 200)])
+
+        let cropped = try meta("10x20:330x260/-100x200/left/top/example.com/a.jpg")
+        #expect(cropped.operations == [.crop(left: 10, top: 20, right: 330, bottom: 260), .crop(left: 0, top: 0, right: 120, bottom: 240),
+                                       .resize(width: 100, height: 200), .flipHorizontally])
+        #expect(cropped.focalPoints.map { [$0.x, $0.y] } == [[0, 0]])
+
+        let original = try meta("example.com/a.jpg")
+        #expect(original.operations.isEmpty && original.target == (640, 480))
+
+        let focal = try meta("full-fit-in/300x300/filters:focal(10x10:20x20)/example.com/a.jpg", width: 480, height: 640)
+        #expect(focal.operations == [.resize(width: 300, height: 400)])
+        #expect(focal.focalPoints == [.init(x: 15, y: 15, z: 100, height: 10, width: 10, origin: "Explicit")])
+
+        // thumbor's `source` size is the engine's at the end: after rotate(90) too.
+        let turned = try meta("300x200/filters:rotate(90):format(png)/example.com/a.jpg")
+        #expect(turned.target == (300, 200) && turned.final == (200, 300))
     }
 }
