@@ -130,7 +130,8 @@ start_serve() {
     pids+=("$SERVE_PID")
     wait_for "http://127.0.0.1:$SERVE_PORT/healthz"
 }
-start_serve
+# thumbor's URLs mounted beside /image (issue #45): the same render through the dialect's parser.
+start_serve --dialect thumbor=/thumbor
 
 urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
 # Each contender's URL for one source, with {n} where the cache buster goes.
@@ -144,6 +145,8 @@ url_for() {  # contender source
         # `/info` of a new source (the request, the fetch, the header read, the answer).
         serve_hit) url_for serve "$2" | sed 's/{n}/hit/' ;;
         serve_info) echo "http://127.0.0.1:$SERVE_PORT/info?url=$(urlencode "http://$ORIGIN/$2")%3Fn%3D{n}" ;;
+        # thumbor's own URL, answered by the service's thumbor dialect.
+        serve_thumbor) echo "http://127.0.0.1:$SERVE_PORT/thumbor/unsafe/300x300/filters:quality(80):format(jpeg)/$ORIGIN/$2%3Fn%3D{n}" ;;
         thumbor) echo "http://127.0.0.1:$THUMBOR_PORT/unsafe/300x300/filters:quality(80):format(jpeg)/$ORIGIN/$2%3Fn%3D{n}" ;;
         image_filter) echo "http://127.0.0.1:$FILTER_PORT/$2?n={n}" ;;
     esac
@@ -152,7 +155,7 @@ for contender in serve thumbor image_filter; do wait_for "$(url_for "$contender"
 for port in "${THUMBOR_PORTS[@]}"; do wait_for "$(url_for thumbor 1mp.jpg | sed "s/{n}/warmup/; s|:$THUMBOR_PORT/|:$port/|")"; done
 
 # Every contender's answer is a 300x300 JPEG.
-for contender in serve serve_smart serve_sharpen thumbor image_filter; do
+for contender in serve serve_thumbor serve_smart serve_sharpen thumbor image_filter; do
     curl -sf -o "$WORK/check.jpg" "$(url_for "$contender" 12mp.jpg | sed 's/{n}/check/')"
     python3 - "$WORK/check.jpg" "$contender" <<'PY'
 import sys
@@ -231,7 +234,7 @@ echo "note: this machine is shared (2 cores, other jobs running): numbers move b
 declare -A best_rps best_p99 serve_cpu
 for round in $(seq 1 "$ROUNDS"); do
     for source in 12mp.jpg 1mp.jpg; do
-        for contender in serve serve_smart serve_sharpen serve_hit serve_info thumbor image_filter; do
+        for contender in serve serve_thumbor serve_smart serve_sharpen serve_hit serve_info thumbor image_filter; do
             run_contender "$contender" "$source" 2 3s > /dev/null   # warm connections and code paths
             origin_workers=$(pgrep -P "$NGINX_PID" | tr '\n' ' ')
             # shellcheck disable=SC2086
@@ -293,10 +296,11 @@ python3 - "$peak_kb" \
     "${best_rps[serve/12mp.jpg]}" "${best_p99[serve/12mp.jpg]}" "${best_rps[serve/1mp.jpg]}" "${best_p99[serve/1mp.jpg]}" \
     "${best_rps[thumbor/12mp.jpg]}" "${best_p99[thumbor/12mp.jpg]}" "${best_rps[thumbor/1mp.jpg]}" "${best_p99[thumbor/1mp.jpg]}" \
     "${best_rps[image_filter/12mp.jpg]}" "${best_rps[image_filter/1mp.jpg]}" "${best_rps[cli/12mp.jpg]}" "${best_rps[cli/1mp.jpg]}" \
-    "${best_rps[serve_smart/12mp.jpg]}" "${best_rps[serve_smart/1mp.jpg]}" "${best_rps[serve_sharpen/12mp.jpg]}" "${best_rps[serve_sharpen/1mp.jpg]}" <<'PY'
+    "${best_rps[serve_smart/12mp.jpg]}" "${best_rps[serve_smart/1mp.jpg]}" "${best_rps[serve_sharpen/12mp.jpg]}" "${best_rps[serve_sharpen/1mp.jpg]}" \
+    "${best_rps[serve_thumbor/12mp.jpg]}" "${best_rps[serve_thumbor/1mp.jpg]}" <<'PY'
 import sys
 peak_kb = int(sys.argv[1])
-s12, s12p99, s1, s1p99, t12, t12p99, t1, t1p99, f12, f1, c12, c1, m12, m1, h12, h1 = map(float, sys.argv[2:])
+s12, s12p99, s1, s1p99, t12, t12p99, t1, t1p99, f12, f1, c12, c1, m12, m1, h12, h1, d12, d1 = map(float, sys.argv[2:])
 def verdict(ok): return "met" if ok else "NOT met"
 print("best of rounds (req/s, p99 ms):")
 print(f"  12 MP: serve {s12:.1f} ({s12p99:.0f} ms)  thumbor {t12:.1f} ({t12p99:.0f} ms)  image_filter {f12:.1f}  cli {c12:.1f}")
@@ -309,6 +313,8 @@ print(f"  vs the same renders without HTTP: 12 MP {s12 / c12:.2f}, 1 MP {s1 / c1
       f" issue #30's goal >= 0.9: {verdict(s12 >= 0.9 * c12 and s1 >= 0.9 * c1)})")
 print(f"  issue #42 (with DISK=1): vs thumbor 12 MP {s12 / t12:.1f}x (goal >= 8x: {verdict(s12 >= 8 * t12)}),"
       f" serve/bench-render 12 MP {s12 / c12:.2f} (goal >= 0.9: {verdict(s12 >= 0.9 * c12)})")
+print(f"  issue #45: thumbor's URL through --dialect thumbor vs /image: 12 MP {d12:.1f} vs {s12:.1f} req/s ({d12 / s12:.2f}),"
+      f" 1 MP {d1:.1f} vs {s1:.1f} ({d1 / s1:.2f}); vs thumbor itself 12 MP {d12 / t12:.1f}x, 1 MP {d1 / t1:.1f}x")
 print(f"  peak RSS under 64 connections (12 MP): {peak_kb / 1024:.0f} MiB")
 # Per request on the cores the service used: the rate's reciprocal times the cores, as CPU time.
 import os

@@ -240,14 +240,17 @@ public final class AnimatedImagePlayer: Sendable {
         skipWholeLoops(&state, total: total)
         while state.position >= duration(state.index) {
             state.position -= duration(state.index)
+            if state.index + 1 == count, state.loopCount > 0, state.loopsCompleted + 1 >= state.loopCount {
+                // The end of the last loop: its last frame stays up (shown once decoded, not
+                // counted as skipped, so shown + skipped is the frames played).
+                state.loopsCompleted += 1
+                state.isFinished = true
+                state.position = 0
+                return
+            }
             if state.presentedSerial != state.dueSerial { state.statistics.skipped += 1 }
             if state.index + 1 == count {
                 state.loopsCompleted += 1
-                if state.loopCount > 0, state.loopsCompleted >= state.loopCount {
-                    state.isFinished = true
-                    state.position = 0
-                    return
-                }
                 state.index = 0
                 skipWholeLoops(&state, total: total)
             } else {

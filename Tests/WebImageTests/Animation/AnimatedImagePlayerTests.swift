@@ -72,6 +72,24 @@ struct AnimatedImagePlayerTests {
         #expect(player.currentFrameIndex == 1)
     }
 
+    /// A one-loop play caught up long past its end (a starved process): each frame counted once,
+    /// shown or skipped, and the last one stays up.
+    @Test func aFinitePlayCaughtUpPastItsEndCountsEachFrameOnce() async throws {
+        let clock = ManualAnimationClock()
+        let player = try AnimatedImagePlayer(animation: try sixFrames(loops: 0), clock: clock)
+        player.loopCount = 1
+        player.play()
+        await player.waitUntilPrefetched()
+        clock.advance(by: 100)
+        player.update()
+        await player.waitUntilPrefetched()
+        player.update()
+        #expect(player.isFinished && player.loopsCompleted == 1)
+        #expect(player.statistics.shown + player.statistics.skipped == 6,
+                "shown \(player.statistics.shown), skipped \(player.statistics.skipped)")
+        #expect(player.currentFrameIndex == 5)
+    }
+
     @Test func rateAndPauseScaleTime() async throws {
         let clock = ManualAnimationClock()
         let player = try AnimatedImagePlayer(animation: try sixFrames(loops: 0), clock: clock)
