@@ -188,6 +188,13 @@ public struct ImageParameters: Sendable, Hashable {
         /// Brightness, contrast, saturation and channel shifts after the resize, in order
         /// (thumbor's `brightness()`, `contrast()`, `saturation()`, `rgb()`, with its arithmetic).
         public var colorAdjustments: [ImageTransformers.ColorAdjust.Step] = []
+        /// The output scaled by this factor (0 < f ≤ 1) after the resize, each side truncated
+        /// (thumbor's `proportion()`); ignored when a side would fall under one pixel.
+        public var proportion: Double?
+        /// The most bytes a JPEG or WebP output should take: encoded again at three quarters of
+        /// the quality until it fits; when the quality would fall under 10 the first encoding is
+        /// answered (thumbor's `max_bytes()`).
+        public var maxBytes: Int?
 
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
@@ -281,6 +288,8 @@ extension ImageParameters.Options {
         if grayscale { key += ",grayscale=1" }
         if flattensAlways { key += ",flatten=1" }
         if !colorAdjustments.isEmpty { key += "," + ImageTransformers.ColorAdjust(colorAdjustments).identifier }
+        if let proportion { key += ",proportion=\(proportion)" }
+        if let maxBytes { key += ",mb=\(maxBytes)" }
         return key
     }
 }

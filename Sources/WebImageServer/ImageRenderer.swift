@@ -78,7 +78,14 @@ struct ImageRenderer: Sendable {
             var encodeOptions = EncodeOptions(quality: Double(quality) / 100, firstFrameOnly: !FormatNegotiation.canAnimate(format),
                                               progressive: parameters.progressive)
             encodeOptions.stop = stages.stop
-            let body = try coders.encode(image, format: format, options: encodeOptions)
+            var body = try coders.encode(image, format: format, options: encodeOptions)
+            if let maxBytes = parameters.maxBytes, body.count > maxBytes, format == .jpeg || format == .webp {
+                body = try Self.fitted(body, within: maxBytes, quality: quality) { quality in
+                    try stages.checkpoint()
+                    encodeOptions.quality = Double(quality) / 100
+                    return try coders.encode(image, format: format, options: encodeOptions)
+                }
+            }
             span.attributes["webimage.output.format"] = format.rawValue
             span.attributes["webimage.output.bytes"] = body.count
             return body
@@ -86,6 +93,18 @@ struct ImageRenderer: Sendable {
         let etag = Self.etag(sourceValidators: sourceValidators, parameters: parameters, format: format,
                              settings: settings.keySuffix(for: parameters))
         return RenderedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)
+    }
+
+    /// `body` encoded again by `encode` at three quarters of the quality each time until it is
+    /// at most `maxBytes`; when the quality would fall under 10, `body` as it was (thumbor's rule).
+    static func fitted(_ body: Data, within maxBytes: Int, quality: Int, encode: (Int) throws -> Data) throws -> Data {
+        var result = body, quality = quality
+        while result.count > maxBytes {
+            quality = quality * 3 / 4
+            guard quality >= 10 else { return body }
+            result = try encode(quality)
+        }
+        return result
     }
 
     /// Whether an animation kept animated for `parameters` negotiated to `choice` streams its
@@ -140,6 +159,14 @@ struct ImageRenderer: Sendable {
         for step in Self.resizeSteps(for: placed, width: image.width, height: image.height, stop: stop) {
             try checkpoint()
             image = try image.applying(step)
+        }
+        if let factor = parameters.proportion, factor > 0, factor <= 1,
+           Double(image.width) * factor >= 1, Double(image.height) * factor >= 1 {
+            try checkpoint()
+            var scale = ResizeTransformer(width: Int(Double(image.width) * factor), height: Int(Double(image.height) * factor), mode: .exact)
+            scale.resamplesOnTwoThreads = false
+            scale.stop = stop
+            image = try image.applying(scale)
         }
         if let sigma = parameters.blur {
             try checkpoint()

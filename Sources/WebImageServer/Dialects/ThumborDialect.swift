@@ -161,6 +161,8 @@ struct ThumborDialect: URLDialect {
         options.blur = filters.blurSigma
         options.grayscale = filters.grayscale
         options.colorAdjustments = filters.colorAdjustments
+        options.proportion = filters.proportion
+        options.maxBytes = filters.maxBytes
         return options
     }
 

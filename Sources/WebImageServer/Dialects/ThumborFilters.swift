@@ -29,19 +29,24 @@ struct ThumborFilters: Sendable, Hashable {
     var focal: ImageParameters.PixelPoint?
     /// `brightness()`, `contrast()`, `saturation()`, `rgb()` in the order given.
     var colorAdjustments: [ImageTransformers.ColorAdjust.Step] = []
+    /// `proportion(F)`, 0 < F ≤ 1 (thumbor does nothing for other values).
+    var proportion: Double?
+    /// `max_bytes(N)`.
+    var maxBytes: Int?
     /// The `focal` rectangles as given (in the oriented source's pixels), for `meta/`.
     var focalBoxes: [ThumborURL.Crop] = []
 
     /// The filters thumbor 7 ships (`thumbor.filters.BUILTIN_FILTERS`) that this service does
     /// not apply: asked for, they are a 400 naming them.
     static let unsupported: Set<String> = [
-        "sharpen", "round_corner", "watermark", "max_bytes", "proportion", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
+        "sharpen", "round_corner", "watermark", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
         "autojpg", "redeye",
     ]
     /// The ones it does apply (`strip_exif` and `strip_icc` hold already: outputs carry neither).
     static let supported: Set<String> = [
         "quality", "format", "blur", "fill", "background_color", "grayscale", "rotate", "no_upscale", "upscale",
         "strip_exif", "strip_icc", "focal", "stretch", "brightness", "contrast", "saturation", "rgb",
+        "proportion", "max_bytes",
     ]
     /// The most filters one URL may name.
     static let maxCount = 64
@@ -115,6 +120,12 @@ struct ThumborFilters: Sendable, Hashable {
                 let shifts = arguments.compactMap(Self.integer)
                 guard shifts.count == 3 else { continue }
                 colorAdjustments.append(.channels(red: shifts[0], green: shifts[1], blue: shifts[2]))
+            case ("proportion", 1):
+                guard let value = Self.decimal(arguments[0]), value > 0, value <= 1 else { continue }
+                proportion = value
+            case ("max_bytes", 1):
+                guard let value = Self.digits(arguments[0]) else { continue }
+                maxBytes = value
             case ("grayscale", 0): grayscale = true
             case ("no_upscale", 0): noUpscale = true
             case ("upscale", 0): upscale = true

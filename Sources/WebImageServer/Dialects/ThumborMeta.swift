@@ -23,7 +23,8 @@ struct ThumborMeta: Sendable, Hashable {
     /// One operation of thumbor's list.
     enum Operation: Sendable, Hashable, Encodable {
         case crop(left: Int, top: Int, right: Int, bottom: Int)
-        case resize(width: Int, height: Int)
+        /// thumbor's sizes are floats where Python computed them so (`proportion()`'s).
+        case resize(width: Double, height: Double)
         case flipHorizontally
         case flipVertically
 
@@ -63,7 +64,7 @@ struct ThumborMeta: Sendable, Hashable {
         var operations: [Operation] = []
         var focalPoints: [FocalPoint] = []
         /// The size the operations end at (thumbor's `target`).
-        var target: (width: Int, height: Int) = (0, 0)
+        var target: (width: Double, height: Double) = (0, 0)
         /// The size after the filters too (thumbor's `source`, see the type's note).
         var final: (width: Int, height: Int) = (0, 0)
     }
@@ -136,7 +137,7 @@ struct ThumborMeta: Sendable, Hashable {
                     resized = (Self.round(size.width * target.height / size.height + 1e-5), target.height)
                 }
                 requested = (max(requested.width, resized.width).rounded(.towardZero), max(requested.height, resized.height).rounded(.towardZero))
-                description.operations.append(.resize(width: Int(resized.width), height: Int(resized.height)))
+                description.operations.append(.resize(width: resized.width, height: resized.height))
                 size = resized
             }
         } else {
@@ -146,36 +147,40 @@ struct ThumborMeta: Sendable, Hashable {
             }
             if target.width != size.width || target.height != size.height {
                 let resized = (width: target.width == 0 ? 1 : target.width, height: target.height == 0 ? 1 : target.height)
-                description.operations.append(.resize(width: Int(resized.width), height: Int(resized.height)))
+                description.operations.append(.resize(width: resized.width, height: resized.height))
                 size = resized
             }
         }
         if url.flipHorizontal { description.operations.append(.flipHorizontally) }
         if url.flipVertical { description.operations.append(.flipVertically) }
 
-        // JSONEngine.get_target_dimensions: the last crop's or resize's size.
-        description.target = (sourceWidth, sourceHeight)
-        for operation in description.operations {
-            switch operation {
-            case let .crop(left, top, right, bottom): description.target = (right - left, bottom - top)
-            case let .resize(width, height): description.target = (width, height)
-            default: break
-            }
-        }
-
-        // The filters after the transform: upscale's resize, fill's canvas, rotate's turn.
+        // The filters after the transform: upscale's resize, fill's canvas, rotate's turn (their
+        // resizes reach the image, not thumbor's list of operations).
         var final = (width: Int(size.width), height: Int(size.height))
         if filters.upscale, final.width < Int(requested.width), final.height < Int(requested.height) {
             let (w, h) = (Double(final.width), Double(final.height))
             final = w / requested.width >= h / requested.height
                 ? (Int(requested.width), Int(h * requested.width / w)) : (Int(w * requested.height / h), Int(requested.height))
-            description.operations.append(.resize(width: final.width, height: final.height))
+        }
+        if let factor = filters.proportion, Double(final.width) * factor >= 1, Double(final.height) * factor >= 1 {
+            // Its resize reaches the image, not thumbor's list of operations.
+            final = (Int(Double(final.width) * factor), Int(Double(final.height) * factor))
         }
         if url.fitIn, filters.fill != nil {
             final = (requested.width != 0 ? Int(requested.width) : final.width, requested.height != 0 ? Int(requested.height) : final.height)
         }
         if filters.rotate == 90 || filters.rotate == 270 { final = (final.height, final.width) }
         description.final = final
+        // JSONEngine.get_target_dimensions: the last crop's or resize's size, else the image's at the end.
+        description.target = (Double(final.width), Double(final.height))
+        for operation in description.operations {
+            switch operation {
+            case let .crop(left, top, right, bottom): description.target = (Double(right - left), Double(bottom - top))
+            case let .resize(width, height): description.target = (width, height)
+            default: break
+            }
+        }
+
         return description
     }
 
@@ -218,7 +223,7 @@ struct ThumborMeta: Sendable, Hashable {
     private struct Body: Encodable {
         struct Thumbor: Encodable {
             struct Source: Encodable { var url: String, width: Int, height: Int, frameCount: Int }
-            struct Size: Encodable { var width: Int, height: Int }
+            struct Size: Encodable { var width: Double, height: Double }
             var source: Source
             var operations: [Operation]
             var target: Size
