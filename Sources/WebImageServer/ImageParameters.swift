@@ -191,6 +191,11 @@ public struct ImageParameters: Sendable, Hashable {
         /// The output scaled by this factor (0 < f ≤ 1) after the resize, each side truncated
         /// (thumbor's `proportion()`); ignored when a side would fall under one pixel.
         public var proportion: Double?
+        /// Corners rounded to this radius after the resize and painted with ``cornerColor``
+        /// (thumbor's `round_corner(r, red, green, blue)`).
+        public var cornerRadius: Int?
+        /// The colour the rounded corners are painted with.
+        public var cornerColor: RGBAColor = .white
         /// The most bytes a JPEG or WebP output should take: encoded again at three quarters of
         /// the quality until it fits; when the quality would fall under 10 the first encoding is
         /// answered (thumbor's `max_bytes()`).
@@ -289,6 +294,7 @@ extension ImageParameters.Options {
         if flattensAlways { key += ",flatten=1" }
         if !colorAdjustments.isEmpty { key += "," + ImageTransformers.ColorAdjust(colorAdjustments).identifier }
         if let proportion { key += ",proportion=\(proportion)" }
+        if let cornerRadius { key += ",corners=\(cornerRadius):\(cornerColor.hexString)" }
         if let maxBytes { key += ",mb=\(maxBytes)" }
         return key
     }

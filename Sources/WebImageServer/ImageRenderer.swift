@@ -184,6 +184,10 @@ struct ImageRenderer: Sendable {
             try checkpoint()
             image = try image.applying(ImageTransformers.ColorAdjust(parameters.colorAdjustments))
         }
+        if let radius = parameters.cornerRadius {
+            try checkpoint()
+            image = try image.applying(ImageTransformers.RoundCorner(radius: Double(radius), outsideColor: parameters.cornerColor))
+        }
         if let options = parameters.watermark {
             try checkpoint()
             guard let watermark = settings.watermark else {

@@ -3,7 +3,8 @@ extension ImageTransformers {
     /// inside the rounded outline.
     ///
     /// Pixels outside the outline become transparent and edge pixels partly so, in straight alpha;
-    /// the result always reports `hasAlpha`. The radius is clamped to half the shorter side, so a
+    /// the result always reports `hasAlpha`. With ``outsideColor`` they take that colour instead
+    /// (thumbor's `round_corner(r, red, green, blue)`), and alpha is left as it was. The radius is clamped to half the shorter side, so a
     /// large radius on a square makes a circle.
     public struct RoundCorner: ImageTransformer, Hashable {
         /// A set of corners.
@@ -43,14 +44,17 @@ extension ImageTransformers {
         public var borderWidth: Double
         /// Colour of the border.
         public var borderColor: RGBAColor
+        /// The colour the corners are painted with; `nil` makes them transparent.
+        public var outsideColor: RGBAColor?
 
         /// Creates the transform. Negative or non-finite radius and border width count as 0.
         public init(radius: Double, corners: Corners = .all, borderWidth: Double = 0,
-                    borderColor: RGBAColor = .black) {
+                    borderColor: RGBAColor = .black, outsideColor: RGBAColor? = nil) {
             self.radius = radius
             self.corners = corners
             self.borderWidth = borderWidth
             self.borderColor = borderColor
+            self.outsideColor = outsideColor
         }
 
         /// `"roundCorners(R)"` for all corners and no border; otherwise the corners and the border are
@@ -60,16 +64,18 @@ extension ImageTransformers {
             let border = safeBorderWidth > 0
             if corners.intersection(.all) != .all || border { parts.append(corners.name) }
             if border { parts.append("border:" + TransformSupport.format(safeBorderWidth)); parts.append(borderColor.hexString) }
+            if let outsideColor { parts.append("outside:" + outsideColor.hexString) }
             return "roundCorners(\(parts.joined(separator: ",")))"
         }
 
         private var safeRadius: Double { radius.isFinite && radius > 0 ? radius : 0 }
         private var safeBorderWidth: Double { borderWidth.isFinite && borderWidth > 0 ? borderWidth : 0 }
 
-        /// Rounds every frame; durations are kept and `hasAlpha` becomes `true`.
+        /// Rounds every frame; durations are kept and `hasAlpha` becomes `true` (kept as it was
+        /// with an ``outsideColor``).
         public func transform(_ image: DecodedImage) throws -> DecodedImage {
             var result = try image.mappingFrames(round)
-            result.hasAlpha = true
+            if outsideColor == nil { result.hasAlpha = true }
             return result
         }
 
@@ -96,6 +102,19 @@ extension ImageTransformers {
                         let innerCoverage = border > 0 ? inner.coverage(px, py) : outerCoverage
                         if innerCoverage >= 1 { return }
                         let o = (y * width + x) * 4
+                        if let outside = outsideColor {
+                            // Painted, not cut: the outline's coverage mixes the image (and the
+                            // border) with the colour, and alpha stays the image's.
+                            let ring = max(0, outerCoverage - innerCoverage), rest = 1 - outerCoverage
+                            func paint(_ value: UInt8, _ border: Float, _ colour: UInt8) -> UInt8 {
+                                let mixed = Float(value) * innerCoverage + border * ring + Float(colour) * rest
+                                return UInt8(min(255, max(0, mixed + 0.5)))
+                            }
+                            pixels[o] = paint(pixels[o], borderRGB.0, outside.red)
+                            pixels[o + 1] = paint(pixels[o + 1], borderRGB.1, outside.green)
+                            pixels[o + 2] = paint(pixels[o + 2], borderRGB.2, outside.blue)
+                            return
+                        }
                         // Image inside the inner outline and border in the ring are disjoint, so
                         // their premultiplied values add up.
                         let imageAlpha = Float(pixels[o + 3]) / 255 * innerCoverage

@@ -162,6 +162,8 @@ struct ThumborDialect: URLDialect {
         options.grayscale = filters.grayscale
         options.colorAdjustments = filters.colorAdjustments
         options.proportion = filters.proportion
+        options.cornerRadius = filters.cornerRadius
+        options.cornerColor = filters.cornerColor
         options.maxBytes = filters.maxBytes
         return options
     }

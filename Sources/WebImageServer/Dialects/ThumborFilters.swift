@@ -31,6 +31,9 @@ struct ThumborFilters: Sendable, Hashable {
     var colorAdjustments: [ImageTransformers.ColorAdjust.Step] = []
     /// `proportion(F)`, 0 < F ≤ 1 (thumbor does nothing for other values).
     var proportion: Double?
+    /// `round_corner(r, red, green, blue)`: the radius and the corners' colour.
+    var cornerRadius: Int?
+    var cornerColor = RGBAColor.white
     /// `max_bytes(N)`.
     var maxBytes: Int?
     /// The `focal` rectangles as given (in the oriented source's pixels), for `meta/`.
@@ -39,14 +42,14 @@ struct ThumborFilters: Sendable, Hashable {
     /// The filters thumbor 7 ships (`thumbor.filters.BUILTIN_FILTERS`) that this service does
     /// not apply: asked for, they are a 400 naming them.
     static let unsupported: Set<String> = [
-        "sharpen", "round_corner", "watermark", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
+        "sharpen", "watermark", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
         "autojpg", "redeye",
     ]
     /// The ones it does apply (`strip_exif` and `strip_icc` hold already: outputs carry neither).
     static let supported: Set<String> = [
         "quality", "format", "blur", "fill", "background_color", "grayscale", "rotate", "no_upscale", "upscale",
         "strip_exif", "strip_icc", "focal", "stretch", "brightness", "contrast", "saturation", "rgb",
-        "proportion", "max_bytes",
+        "proportion", "max_bytes", "round_corner",
     ]
     /// The most filters one URL may name.
     static let maxCount = 64
@@ -123,6 +126,20 @@ struct ThumborFilters: Sendable, Hashable {
             case ("proportion", 1):
                 guard let value = Self.decimal(arguments[0]), value > 0, value <= 1 else { continue }
                 proportion = value
+            case ("round_corner", 4), ("round_corner", 5):
+                let radii = arguments[0].split(separator: "|", omittingEmptySubsequences: false).map { Self.digits(String($0)) }
+                let channels = arguments[1...3].map { Self.digits($0) }
+                guard radii.count <= 2, let radius = radii[0], radii.allSatisfy({ $0 != nil }),
+                      channels.allSatisfy({ $0 != nil }) else { continue }
+                if radii.count == 2, radii[1] != radius {
+                    throw ServiceError.badParameter("thumbor filter 'round_corner' with two radii (elliptical corners) is not supported by this service")
+                }
+                if arguments.count == 5, ["true", "1"].contains(arguments[4].lowercased()) {
+                    throw ServiceError.badParameter("thumbor filter 'round_corner' with transparent corners is not supported by this service")
+                }
+                cornerRadius = radius
+                cornerColor = RGBAColor(red: UInt8(min(255, channels[0]!)), green: UInt8(min(255, channels[1]!)),
+                                        blue: UInt8(min(255, channels[2]!)))
             case ("max_bytes", 1):
                 guard let value = Self.digits(arguments[0]) else { continue }
                 maxBytes = value

@@ -24,6 +24,17 @@ import Testing
         #expect(circle.pixel(x: 1, y: 1)?.a == 0 && circle.pixel(x: 3, y: 3)?.a == 255 && circle.pixel(x: 10, y: 10)?.a == 255 && circle.pixel(x: 10, y: 0)?.a == 255)
     }
 
+    @Test func roundCornersPaintedWithAColourKeepTheImageOpaque() throws {
+        let red = TestImages.image(try Bitmap(width: 40, height: 30, filledWith: (255, 0, 0, 255)))
+        let painted = try RoundCornerTransformer(radius: 10, outsideColor: RGBAColor(red: 0, green: 0, blue: 255)).transform(red)
+        #expect(!painted.hasAlpha)
+        #expect(TestImages.rgba(painted.bitmap, 0, 0) == [0, 0, 255, 255] && TestImages.rgba(painted.bitmap, 39, 29) == [0, 0, 255, 255])
+        #expect(TestImages.rgba(painted.bitmap, 20, 15) == [255, 0, 0, 255] && TestImages.rgba(painted.bitmap, 20, 0) == [255, 0, 0, 255])
+        // The arc mixes the two.
+        let arc = (0..<10).flatMap { y in (0..<10).compactMap { painted.bitmap.pixel(x: $0, y: y) } }.filter { $0.r > 0 && $0.b > 0 }
+        #expect(!arc.isEmpty && arc.allSatisfy { $0.a == 255 })
+    }
+
     @Test func roundCornerBorderIsInside() throws {
         let red = TestImages.image(try Bitmap(width: 40, height: 30, filledWith: (255, 0, 0, 255)))
         let blue = RGBAColor(red: 0, green: 0, blue: 255)

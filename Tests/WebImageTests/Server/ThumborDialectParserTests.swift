@@ -115,6 +115,9 @@ struct ThumborDialectParserTests {
         // `brightness:strip_icc()` is one unknown name to thumbor (it splits at `):`): skipped.
         // Arguments thumbor's patterns refuse: the filter is skipped, as thumbor skips it.
         let colours = try self.options("unsafe/300x200/filters:brightness(10):contrast(-20):saturation(0.5):rgb(1,-2,3):rgb(1,2)/h/a.jpg")
+        let rounded = try self.options("unsafe/300x200/filters:round_corner(12,1,2,300)/h/a.jpg")
+        #expect(rounded.cornerRadius == 12 && rounded.cornerColor == RGBAColor(red: 1, green: 2, blue: 255))
+        #expect(try self.options("unsafe/300x200/filters:round_corner(12|12,1,2,3)/h/a.jpg").cornerRadius == 12)
         let sized = try self.options("unsafe/300x200/filters:proportion(0.5):max_bytes(5000)/h/a.jpg")
         #expect(sized.proportion == 0.5 && sized.maxBytes == 5000)
         let ignored = try self.options("unsafe/300x200/filters:proportion(1.5):max_bytes(-1)/h/a.jpg")
@@ -127,7 +130,8 @@ struct ThumborDialectParserTests {
 
     @Test func whatCannotBeHonouredIs400NamingIt() {
         for (path, name) in [("unsafe/300x200/filters:sharpen(1,1,true)/h/a.jpg", "sharpen"),
-                             ("unsafe/300x200/filters:round_corner(10,255,255,255)/h/a.jpg", "round_corner"),
+                             ("unsafe/300x200/filters:round_corner(10|20,255,255,255)/h/a.jpg", "round_corner"),
+                             ("unsafe/300x200/filters:round_corner(10,255,255,255,true)/h/a.jpg", "transparent"),
                              ("unsafe/300x200/filters:watermark(w.png,0,0,0)/h/a.jpg", "watermark"),
                              ("unsafe/300x200/filters:format(heic)/h/a.jpg", "heic"),
                              ("unsafe/300x200/filters:fill(auto)/h/a.jpg", "fill"),
