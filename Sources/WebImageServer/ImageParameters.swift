@@ -186,6 +186,27 @@ public struct ImageParameters: Sendable, Hashable {
         /// `background_color()`), not only for outputs without alpha.
         public var flattensAlways: Bool = false
 
+        // Options `--dialect imgproxy` needs (#45). Each has no effect at its default.
+        /// With a box of two sides: `fit` decided on the (cropped, rotated) image, `cover` when
+        /// it and the box are both landscape (or square) or both portrait, `contain` otherwise
+        /// (imgproxy's `auto`).
+        public var fitsByOrientation: Bool = false
+        /// The box scaled down, its aspect ratio kept, until it fits in the (cropped, rotated)
+        /// image, before the fit (imgproxy's `force` without `enlarge`: a 1000×300 stretch of a
+        /// 640×480 image is 640×192).
+        public var boxScaledWithinSource: Bool = false
+        /// After the fit, the image placed by `gravity` on a canvas of the box's size where it is
+        /// smaller (a side not given: the image's), transparent, or `background` with
+        /// `flattensAlways` (imgproxy's `extend`).
+        public var extendsToBox: Bool = false
+        /// The formats `auto` tries, in order, instead of the service's `--auto-formats`
+        /// (imgproxy negotiates none unless `IMGPROXY_ENFORCE_WEBP`/`AVIF`); `nil`: the service's.
+        public var autoFormats: [ImageFormat]?
+        /// For `auto` when `Accept` names none of the formats tried: this format instead of JPEG
+        /// or PNG by alpha; `.auto` for the source's own (JPEG, PNG, WebP or GIF), as imgproxy
+        /// keeps it. `nil`: JPEG or PNG.
+        public var autoFallback: RequestedFormat?
+
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
 
@@ -277,6 +298,12 @@ extension ImageParameters.Options {
         if let focalPoint { key += ",focal=\(focalPoint.x):\(focalPoint.y)" }
         if grayscale { key += ",grayscale=1" }
         if flattensAlways { key += ",flatten=1" }
+        // imgproxy's (#45).
+        if fitsByOrientation { key += ",autofit=1" }
+        if boxScaledWithinSource { key += ",scaledwithin=1" }
+        if extendsToBox { key += ",extend=1" }
+        if let autoFormats { key += ",autoformats=" + autoFormats.map(\.rawValue).joined(separator: ":") }
+        if let autoFallback { key += ",fallback=\(autoFallback.rawValue)" }
         return key
     }
 }

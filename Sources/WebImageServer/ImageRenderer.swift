@@ -25,8 +25,9 @@ struct ImageRenderer: Sendable {
     /// Renders `source` for `parameters`; `sourceValidators` (the source's ETag or Last-Modified,
     /// or a hash of its bytes) and the options make the strong ETag.
     func render(_ source: Data, sourceValidators: String, parameters: ImageParameters,
-                choice: FormatNegotiation.Choice, stages: RenderStages = .untraced) throws -> RenderedImage {
+                choice negotiated: FormatNegotiation.Choice, stages: RenderStages = .untraced) throws -> RenderedImage {
         let detection = FormatDetection(source)
+        let choice = Self.choice(negotiated, fallback: parameters.autoFallback, source: detection.format)
         let keepsFrames = FormatNegotiation.canAnimate(
             FormatNegotiation.format(for: choice, isAnimated: detection.isAnimated, hasAlpha: false))
         var options = DecodeOptions(pixelLimit: maxSourcePixels, firstFrameOnly: !keepsFrames, applyOrientation: true,
@@ -38,6 +39,7 @@ struct ImageRenderer: Sendable {
         // Not with `crop`: its rectangle is in the source's own pixels.
         // Nor with the options that read the source's own size or pixels (thumbor's, #45).
         let readsSourcePixels = parameters.focalPoint != nil || parameters.adaptsOrientation || parameters.boxWithinSource
+            || parameters.boxScaledWithinSource
         options.maxPixelSize = parameters.crop != nil || readsSourcePixels ? nil
             : Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source), isJPEG: detection.format == .jpeg)
         // An animation the encoder takes frame by frame is decoded lazily: each frame is decoded,
@@ -86,6 +88,23 @@ struct ImageRenderer: Sendable {
         let etag = Self.etag(sourceValidators: sourceValidators, parameters: parameters, format: format,
                              settings: settings.keySuffix(for: parameters))
         return RenderedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)
+    }
+
+    /// `negotiated` with `auto`'s fallback (``ImageParameters/Options/autoFallback``) in place of
+    /// JPEG or PNG when `Accept` named none of the formats tried: a fixed format, or the
+    /// source's own when the service writes it.
+    static func choice(_ negotiated: FormatNegotiation.Choice, fallback: RequestedFormat?, source: ImageFormat) -> FormatNegotiation.Choice {
+        guard negotiated.still == nil, let fallback else { return negotiated }
+        let still: ImageFormat? = switch fallback {
+        case .auto: [.jpeg, .png, .webp, .gif].contains(source) ? source : nil
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp: .webp
+        case .avif: .avif
+        case .gif: .gif
+        case .jxl: .jxl
+        }
+        return FormatNegotiation.Choice(still: still, animated: negotiated.animated)
     }
 
     /// Whether an animation kept animated for `parameters` negotiated to `choice` streams its
@@ -140,6 +159,15 @@ struct ImageRenderer: Sendable {
         for step in Self.resizeSteps(for: placed, width: image.width, height: image.height, stop: stop) {
             try checkpoint()
             image = try image.applying(step)
+        }
+        if parameters.extendsToBox {
+            let width = max(image.width, parameters.width ?? 0), height = max(image.height, parameters.height ?? 0)
+            if width != image.width || height != image.height {
+                try checkpoint()
+                image = try image.applying(ImageTransformers.Pad(width: width, height: height,
+                                                                 color: parameters.flattensAlways ? parameters.background : .clear,
+                                                                 gravity: placed.gravity))
+            }
         }
         if let sigma = parameters.blur {
             try checkpoint()
@@ -292,6 +320,17 @@ struct ImageRenderer: Sendable {
     static func placed(_ parameters: ImageParameters, width: Int, height: Int,
                        sourceSize: (width: Int, height: Int), focus: (x: Double, y: Double)?) -> ImageParameters {
         var placed = parameters
+        // imgproxy's `auto` compares the box asked for, before any clamp below.
+        if parameters.fitsByOrientation, let w = parameters.width, let h = parameters.height {
+            placed.fit = (width >= height) == (w >= h) ? .cover : .contain
+        }
+        if parameters.boxScaledWithinSource, let w = parameters.width, let h = parameters.height {
+            let scale = min(1, Double(width) / Double(w), Double(height) / Double(h))
+            if scale < 1 {
+                placed.width = max(1, Int((Double(w) * scale).rounded()))
+                placed.height = max(1, Int((Double(h) * scale).rounded()))
+            }
+        }
         if parameters.boxWithinSource {
             let turned = parameters.rotate == 90 || parameters.rotate == 270
             let source = turned ? (width: sourceSize.height, height: sourceSize.width) : sourceSize
