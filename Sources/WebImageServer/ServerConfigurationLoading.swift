@@ -368,6 +368,8 @@ extension ServerConfiguration {
         case 1: "(set)"
         default: "(\(signingKeys.count) keys set)"
         }
+        // imgproxy's names only where its dialect reads them.
+        let imgproxyLines: String = dialects.contains { $0.name == .imgproxy } ? "\n" + imgproxy.summary : ""
         return [
             "host: \(host)",
             "port: \(port)",
@@ -398,13 +400,9 @@ extension ServerConfiguration {
             "dialect: \(dialects.isEmpty ? "(none: /image only)" : dialects.map(\.description).joined(separator: ", "))",
             "thumbor-key: \(thumborKey == nil ? "(none: unsafe/ URLs only)" : "(set)")",
             "thumbor-allow-unsafe: \(thumborAllowUnsafe.map(String.init) ?? "(default: \(thumborKey == nil))")",
-        ] + (dialects.contains { $0.name == .imgproxy } ? [
-            "imgproxy-key: \(imgproxy.keys.isEmpty ? "(none: any signature accepted)" : "(\(imgproxy.keys.count) set, signature size \(imgproxy.signatureSize))")",
-            imgproxy.summary,
-        ] : []) + [
             "otel-endpoint: \(otelEndpoint ?? "(none: OTEL_EXPORTER_OTLP_ENDPOINT, else spans not exported)")",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",
-        ].joined(separator: "\n")
+        ].joined(separator: "\n") + imgproxyLines
     }
 }

@@ -84,6 +84,9 @@ struct ImgproxyOptions: Sendable, Hashable {
     /// The source as the URL gives it: decoded, `IMGPROXY_BASE_URL` in front.
     var source = ""
 
+    /// imgproxy's defaults: nothing asked for.
+    init() {}
+
     /// The longest path parsed (a source URL fits in ``ImageParameters/maxURLLength``; base64 makes it a third longer).
     static let maxPathLength = 8192
     /// The most options one URL applies, presets expanded.

@@ -132,8 +132,15 @@ public struct ImgproxySettings: Sendable, Equatable {
         configuration.imgproxy = settings
     }
 
-    /// The start-up line: which `IMGPROXY_` names were read, and which lost to the service's own.
+    /// The start-up lines: the keys (not shown), which `IMGPROXY_` names were read, and which
+    /// lost to the service's own.
     var summary: String {
+        let keysLine = "imgproxy-key: " + (keys.isEmpty ? "(none: any signature accepted)"
+            : "(\(keys.count) set, signature size \(signatureSize))")
+        return keysLine + "\n" + namesLine
+    }
+
+    private var namesLine: String {
         guard !namesRead.isEmpty else { return "imgproxy-settings: (no IMGPROXY_ names set)" }
         let used = namesRead.filter { !namesOverridden.contains($0) }
         var line = "imgproxy-settings: read \(used.isEmpty ? "(none used)" : used.joined(separator: ", "))"
