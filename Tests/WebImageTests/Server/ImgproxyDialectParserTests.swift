@@ -320,4 +320,39 @@ struct ImgproxyDialectParserTests {
         #expect(dialect.translate(ServiceError(status: 413, code: "sourceTooLarge", message: "x")).status == 422)
         #expect(dialect.translate(ServiceError(status: 404, code: "sourceNotFound", message: "x")).status == 404)
     }
+
+    @Test func mutatedURLsAreTypedErrorsNeverTraps() throws {
+        let open = try dialect { $0.presets = ["thumb=rs:fill:100:100/f:webp", "loop=pr:loop/w:7"] }
+        let keyed = try dialect(keys: [Self.exampleKey], salts: [Self.exampleSalt], size: 8)
+        let seeds = ["oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8/" + Self.documentedPath, "m3k5QADfcKM/" + Self.examplePath,
+                     "_/pr:thumb/rs:auto:300:200:1:1:so/g:fp:0.3:0.6/fq:webp:60/bg:10:20:30/fn:Y2F0:1/att:1/plain/http://e.com/a%20b.jpg@webp",
+                     "_/ex:1:nowe/wm:0.5:soea::0.3/rot:-270/fl:t:f/z:1.5/dpr:2/s:10:20/exp:0/cb:1/aHR0cDovL2UuY29tL2EuanBn.png"]
+        let alphabet = Array("/:@.%_-=+0123456789abcdefABCDEF xyz\u{0}\u{e9}")
+        // A fixed linear congruential generator: the same mutations on every run.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        for _ in 0..<4000 {
+            var characters = Array(seeds[next(seeds.count)])
+            for _ in 0...next(4) {
+                let position = next(characters.count + 1)
+                switch next(3) {
+                case 0 where position < characters.count: characters.remove(at: position)
+                case 1: characters.insert(alphabet[next(alphabet.count)], at: position)
+                default: if position < characters.count { characters[position] = alphabet[next(alphabet.count)] }
+                }
+            }
+            let path = String(characters)
+            for parser in [open, keyed] {
+                do {
+                    let request = try parser.request(path: Substring(path), query: "")
+                    _ = request.parameters.renderKey
+                } catch is ServiceError {
+                    continue
+                }
+            }
+        }
+    }
 }
