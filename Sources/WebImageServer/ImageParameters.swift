@@ -49,6 +49,32 @@ public struct ImageParameters: Sendable, Hashable {
         public var scale: Double
     }
 
+    /// A rectangle of a size, placed by a gravity (``Options/sizedCrop``).
+    public struct SizedCrop: Sendable, Hashable {
+        /// Pixels from 1, a fraction of the image's side below 1, 0 for the whole side.
+        public var width: Double
+        /// As ``width``.
+        public var height: Double
+        /// Where the rectangle lies in the image.
+        public var gravity: ImageTransformers.Gravity
+
+        /// A crop of `width` × `height` placed by `gravity`.
+        public init(width: Double, height: Double, gravity: ImageTransformers.Gravity) {
+            self.width = width
+            self.height = height
+            self.gravity = gravity
+        }
+
+        /// The side cut out of an image side of `side` pixels, as imgproxy sizes it.
+        func pixels(_ value: Double, of side: Int) -> Int {
+            switch value {
+            case 0: side
+            case 1...: min(side, Int(min(value, Double(Int32.max))))
+            default: min(side, max(1, Int((Double(side) * value).rounded())))
+            }
+        }
+    }
+
     /// A point in an image's pixels (``Options/focalPoint``).
     public struct PixelPoint: Sendable, Hashable {
         public var x: Double
@@ -206,6 +232,9 @@ public struct ImageParameters: Sendable, Hashable {
         /// or PNG by alpha; `.auto` for the source's own (JPEG, PNG, WebP or GIF), as imgproxy
         /// keeps it. `nil`: JPEG or PNG.
         public var autoFallback: RequestedFormat?
+        /// A rectangle of the rotated and flipped image cut out before the fit, its size in
+        /// pixels (or a fraction of the image's below 1), placed by its gravity (imgproxy's `crop`).
+        public var sizedCrop: SizedCrop?
 
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
@@ -304,6 +333,7 @@ extension ImageParameters.Options {
         if extendsToBox { key += ",extend=1" }
         if let autoFormats { key += ",autoformats=" + autoFormats.map(\.rawValue).joined(separator: ":") }
         if let autoFallback { key += ",fallback=\(autoFallback.rawValue)" }
+        if let sizedCrop { key += ",sizedcrop=\(sizedCrop.width):\(sizedCrop.height):\(sizedCrop.gravity.name)" }
         return key
     }
 }

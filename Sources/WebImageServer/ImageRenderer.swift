@@ -39,7 +39,7 @@ struct ImageRenderer: Sendable {
         // Not with `crop`: its rectangle is in the source's own pixels.
         // Nor with the options that read the source's own size or pixels (thumbor's, #45).
         let readsSourcePixels = parameters.focalPoint != nil || parameters.adaptsOrientation || parameters.boxWithinSource
-            || parameters.boxScaledWithinSource
+            || parameters.boxScaledWithinSource || parameters.sizedCrop != nil
         options.maxPixelSize = parameters.crop != nil || readsSourcePixels ? nil
             : Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source), isJPEG: detection.format == .jpeg)
         // An animation the encoder takes frame by frame is decoded lazily: each frame is decoded,
@@ -155,7 +155,21 @@ struct ImageRenderer: Sendable {
             try checkpoint()
             image = try image.applying(ImageTransformers.Flip(.vertical))
         }
-        let placed = Self.placed(parameters, width: image.width, height: image.height, sourceSize: sourceSize, focus: focus)
+        var boxLimit = sourceSize
+        if let crop = parameters.sizedCrop {
+            let width = crop.pixels(crop.width, of: image.width), height = crop.pixels(crop.height, of: image.height)
+            if width < image.width || height < image.height {
+                try checkpoint()
+                let origin = crop.gravity.origin(inner: (width, height), outer: (image.width, image.height))
+                image = try image.applying(ImageTransformers.Crop(x: min(max(0, origin.x), image.width - width),
+                                                                  y: min(max(0, origin.y), image.height - height),
+                                                                  width: width, height: height))
+            }
+            // imgproxy clamps its box to the cropped image: given as the unturned size `placed` turns.
+            let turned = parameters.rotate == 90 || parameters.rotate == 270
+            boxLimit = turned ? (image.height, image.width) : (image.width, image.height)
+        }
+        let placed = Self.placed(parameters, width: image.width, height: image.height, sourceSize: boxLimit, focus: focus)
         for step in Self.resizeSteps(for: placed, width: image.width, height: image.height, stop: stop) {
             try checkpoint()
             image = try image.applying(step)

@@ -72,6 +72,12 @@ enum ImgproxyGeometry {
                 result.smartGravity = false
             }
         }
+        if options.cropWidth > 0 || options.cropHeight > 0 {
+            // Its own gravity, else the gravity option's, as imgproxy places it.
+            let placement = options.cropGravity ?? options.gravity
+            result.sizedCrop = .init(width: options.cropWidth, height: options.cropHeight,
+                                     gravity: placement.type == "fp" ? .focus(x: placement.x, y: placement.y) : gravity(placement.type))
+        }
         result.rotate = (options.rotate % 360 + 360) % 360
         result.flipHorizontal = options.flipHorizontal
         result.flipVertical = options.flipVertical
@@ -170,7 +176,12 @@ enum ImgproxyGeometry {
         if !options.skipProcessing.isEmpty { throw ImgproxyOptions.unsupported("skip_processing", "") }
         if options.raw { throw ImgproxyOptions.unsupported("raw", "") }
         if options.minWidth > 0 || options.minHeight > 0 { throw ImgproxyOptions.unsupported("min-width/min-height", "") }
-        if options.cropWidth > 0 || options.cropHeight > 0 { throw ImgproxyOptions.unsupported("crop", "") }
+        if options.cropGravity?.type ?? options.gravity.type == "sm", options.cropWidth > 0 || options.cropHeight > 0 {
+            throw ImgproxyOptions.unsupported("crop", "with smart gravity")
+        }
+        if let gravity = options.cropGravity, gravity.type != "fp", gravity.x != 0 || gravity.y != 0 {
+            throw ImgproxyOptions.unsupported("crop", "with gravity offsets")
+        }
         if !options.autoRotate { throw ImgproxyOptions.unsupported("auto_rotate:false", "(the EXIF orientation is always applied)") }
         if !options.stripMetadata || options.keepCopyright {
             throw ImgproxyOptions.unsupported("strip_metadata:false/keep_copyright", "(outputs never carry metadata)")

@@ -186,6 +186,9 @@ struct ImgproxyDialectParserTests {
         let turned = try parameters("_/rot:-90/fl:1:1/plain/http://e.com/a.jpg")
         #expect(turned.rotate == 270 && turned.flipHorizontal && turned.flipVertical)
         #expect(refusal("_/rot:45/plain/http://e.com/a.jpg")?.0 == 404)
+        // crop: its own gravity, else gravity's.
+        #expect(try parameters("_/c:100:0.5:soea/plain/http://e.com/a.jpg").sizedCrop == .init(width: 100, height: 0.5, gravity: .bottomRight))
+        #expect(try parameters("_/g:we/c:100/plain/http://e.com/a.jpg").sizedCrop == .init(width: 100, height: 0, gravity: .left))
         let extended = try parameters("_/rs:fit:50:60/ex:1:so/plain/http://e.com/a.jpg")
         #expect(extended.extendsToBox && extended.gravity == .bottom)
         #expect(refusal("_/rs:fill:50:60/g:no/ex:1:so/plain/http://e.com/a.jpg")?.0 == 400)
@@ -209,7 +212,7 @@ struct ImgproxyDialectParserTests {
     }
 
     @Test func optionsThisServiceCannotHonourAre400NamingThem() {
-        let refused = ["t:10", "pd:10", "pix:5", "mb:1000", "skp:jpg", "raw:1", "mw:100", "mh:100", "c:100:100", "ar:0", "sm:0",
+        let refused = ["t:10", "pd:10", "pix:5", "mb:1000", "skp:jpg", "raw:1", "mw:100", "mh:100", "c:100:100:sm", "g:sm/c:10", "ar:0", "sm:0",
                        "kcr:1", "scp:0", "z:2:3/w:10", "z:2", "wm:0.5", "wm:0.5:re:0:0:0.2", "wm:0.5:ce:5:5:0.2", "exar:1", "ph:1", "eth:1",
                        "bl:200", "sh:50"]
         for option in refused {
@@ -227,7 +230,7 @@ struct ImgproxyDialectParserTests {
     }
 
     static let fullNames = ["t": "trim", "pd": "padding", "pix": "pixelate", "mb": "max_bytes", "skp": "skip_processing", "raw": "raw",
-                            "mw": "min-width", "mh": "min-height", "c": "crop", "ar": "auto_rotate", "sm": "strip_metadata",
+                            "mw": "min-width", "mh": "min-height", "c": "crop", "g": "crop", "ar": "auto_rotate", "sm": "strip_metadata",
                             "kcr": "keep_copyright", "scp": "strip_color_profile", "z": "zoom", "wm": "watermark", "exar": "exar",
                             "ph": "ph", "eth": "eth", "bl": "blur", "sh": "sharpen"]
 

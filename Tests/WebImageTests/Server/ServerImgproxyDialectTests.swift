@@ -54,6 +54,10 @@ struct ServerImgproxyDialectTests {
         (["width": 300, "height": 200, "gravity": "fp:0.2:0.8"], 300, 200, "image/jpeg"),
         (["width": 300, "height": 300, "resizing_type": "fit", "advanced": ["ex:1"]], 300, 300, "image/jpeg"),
         (["width": 150, "height": 100, "advanced": ["dpr:2"]], 300, 200, "image/jpeg"),
+        // crop first, in pixels or fractions; a fill not enlarged is clamped to the crop, not the image.
+        (["width": 100, "height": 100, "advanced": ["c:320:240"]], 100, 100, "image/jpeg"),
+        (["width": 1000, "height": 1000, "resizing_type": "fit", "advanced": ["c:0.5:0.5:nowe"]], 320, 240, "image/jpeg"),
+        (["width": 400, "height": 100, "resizing_type": "fill", "advanced": ["c:320:240:soea"]], 320, 100, "image/jpeg"),
         (["width": 600, "height": 400, "resizing_type": "fit", "advanced": ["z:0.5"]], 267, 200, "image/jpeg"),
         (["width": 300, "height": 200, "advanced": ["bg:ff0000", "cb:v2", "exp:4102444800", "sm:1", "scp:1", "ar:1"]], 300, 200, "image/jpeg"),
         // The options after the preset win (the package puts its own last).
