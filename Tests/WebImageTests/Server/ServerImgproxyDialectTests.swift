@@ -116,7 +116,10 @@ struct ServerImgproxyDialectTests {
         for url in urls {
             #expect(try await ServerTestClient.send(port: server.port, url).status == 200, "\(url)")
             let characters = Array(url)
-            for position in stride(from: 1, to: characters.count, by: 3) where characters[position] != "/" {
+            // The signature's last character carries 2 bits of padding besides its 4 of the HMAC:
+            // `a` for `b` changes only those, which imgproxy's decoder ignores as well (any other change is 403).
+            let lastOfSignature = characters.dropFirst().firstIndex(of: "/")! - 1
+            for position in stride(from: 1, to: characters.count, by: 3) where characters[position] != "/" && position != lastOfSignature {
                 var changed = characters
                 changed[position] = changed[position] == "a" ? "b" : "a"
                 let reply = try await ServerTestClient.send(port: server.port, String(changed))
