@@ -8,9 +8,10 @@ import WebImage
 /// Decode, transform, encode: one source's bytes to one response body. Synchronous CPU work, run
 /// in a slot of the process's CPU budget by the service.
 ///
-/// The order of operations: orientation (in the decode) → `crop` → `rotate`/`flip` → resize
-/// (`fit`, `gravity` or `focus`, `dpr`) → `blur` → `sharpen` → watermark → flatten on `bg`
-/// (an output without alpha) → encode.
+/// The order of operations: orientation (in the decode) → `crop` → `rotate`/`flip` → a sized
+/// crop (imgproxy's `crop`) → resize (`fit`, `gravity` or `focus`, `dpr`) → the extension to the
+/// box (imgproxy's `extend`) → `blur` → `sharpen` → grey → watermark → flatten on `bg` (an output
+/// without alpha, or always) → encode.
 struct ImageRenderer: Sendable {
     let coders: ImageCodersManager
     let maxSourcePixels: Int
