@@ -32,6 +32,16 @@ if [ -z "${WEBIMAGE_THUMBOR_PYTHON:-}" ]; then
         echo "no thumbor 7.8 (PyPI unreachable?): the thumbor dialect's comparisons with thumbor and libthumbor are skipped" >&2
     fi
 fi
+# The imgproxy dialect's URL builder (#45): the PyPI package `imgproxy` (its `ImgProxy` class), in
+# its own virtualenv; without PyPI that suite is skipped, visibly.
+imgproxy_venv=.build/imgproxy-venv
+if [ -z "${WEBIMAGE_IMGPROXY_PYTHON:-}" ]; then
+    if "$imgproxy_venv/bin/python" -c 'import imgproxy' 2>/dev/null || { python3 -m venv "$imgproxy_venv" && "$imgproxy_venv/bin/pip" install -q imgproxy==1.0.0; } >&2; then
+        export WEBIMAGE_IMGPROXY_PYTHON="$PWD/$imgproxy_venv/bin/python"
+    else
+        echo "no imgproxy 1.0.0 package (PyPI unreachable?): the imgproxy dialect's end-to-end tests are skipped" >&2
+    fi
+fi
 flags=(-c release -Xswiftc -enable-testing)
 swift build "${flags[@]}" --build-tests "$@"
 # Four runs: the suites whose loopback servers and timeouts keep time first, alone; then the

@@ -49,6 +49,32 @@ public struct ImageParameters: Sendable, Hashable {
         public var scale: Double
     }
 
+    /// A rectangle of a size, placed by a gravity (``Options/sizedCrop``).
+    public struct SizedCrop: Sendable, Hashable {
+        /// Pixels from 1, a fraction of the image's side below 1, 0 for the whole side.
+        public var width: Double
+        /// As ``width``.
+        public var height: Double
+        /// Where the rectangle lies in the image.
+        public var gravity: ImageTransformers.Gravity
+
+        /// A crop of `width` × `height` placed by `gravity`.
+        public init(width: Double, height: Double, gravity: ImageTransformers.Gravity) {
+            self.width = width
+            self.height = height
+            self.gravity = gravity
+        }
+
+        /// The side cut out of an image side of `side` pixels, as imgproxy sizes it.
+        func pixels(_ value: Double, of side: Int) -> Int {
+            switch value {
+            case 0: side
+            case 1...: min(side, Int(min(value, Double(Int32.max))))
+            default: min(side, max(1, Int((Double(side) * value).rounded())))
+            }
+        }
+    }
+
     /// A point in an image's pixels (``Options/focalPoint``).
     public struct PixelPoint: Sendable, Hashable {
         public var x: Double
@@ -201,6 +227,30 @@ public struct ImageParameters: Sendable, Hashable {
         /// answered (thumbor's `max_bytes()`).
         public var maxBytes: Int?
 
+        // Options `--dialect imgproxy` needs (#45). Each has no effect at its default.
+        /// With a box of two sides: `fit` decided on the (cropped, rotated) image, `cover` when
+        /// it and the box are both landscape (or square) or both portrait, `contain` otherwise
+        /// (imgproxy's `auto`).
+        public var fitsByOrientation: Bool = false
+        /// The box scaled down, its aspect ratio kept, until it fits in the (cropped, rotated)
+        /// image, before the fit (imgproxy's `force` without `enlarge`: a 1000×300 stretch of a
+        /// 640×480 image is 640×192).
+        public var boxScaledWithinSource: Bool = false
+        /// After the fit, the image placed by `gravity` on a canvas of the box's size where it is
+        /// smaller (a side not given: the image's), transparent, or `background` with
+        /// `flattensAlways` (imgproxy's `extend`).
+        public var extendsToBox: Bool = false
+        /// The formats `auto` tries, in order, instead of the service's `--auto-formats`
+        /// (imgproxy negotiates none unless `IMGPROXY_ENFORCE_WEBP`/`AVIF`); `nil`: the service's.
+        public var autoFormats: [ImageFormat]?
+        /// For `auto` when `Accept` names none of the formats tried: this format instead of JPEG
+        /// or PNG by alpha; `.auto` for the source's own (JPEG, PNG, WebP or GIF), as imgproxy
+        /// keeps it. `nil`: JPEG or PNG.
+        public var autoFallback: RequestedFormat?
+        /// A rectangle of the rotated and flipped image cut out before the fit, its size in
+        /// pixels (or a fraction of the image's below 1), placed by its gravity (imgproxy's `crop`).
+        public var sizedCrop: SizedCrop?
+
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
 
@@ -296,6 +346,13 @@ extension ImageParameters.Options {
         if let proportion { key += ",proportion=\(proportion)" }
         if let cornerRadius { key += ",corners=\(cornerRadius):\(cornerColor.hexString)" }
         if let maxBytes { key += ",mb=\(maxBytes)" }
+        // imgproxy's (#45).
+        if fitsByOrientation { key += ",autofit=1" }
+        if boxScaledWithinSource { key += ",scaledwithin=1" }
+        if extendsToBox { key += ",extend=1" }
+        if let autoFormats { key += ",autoformats=" + autoFormats.map(\.rawValue).joined(separator: ":") }
+        if let autoFallback { key += ",fallback=\(autoFallback.rawValue)" }
+        if let sizedCrop { key += ",sizedcrop=\(sizedCrop.width):\(sizedCrop.height):\(sizedCrop.gravity.name)" }
         return key
     }
 }

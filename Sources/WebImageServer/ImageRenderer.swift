@@ -8,9 +8,10 @@ import WebImage
 /// Decode, transform, encode: one source's bytes to one response body. Synchronous CPU work, run
 /// in a slot of the process's CPU budget by the service.
 ///
-/// The order of operations: orientation (in the decode) → `crop` → `rotate`/`flip` → resize
-/// (`fit`, `gravity` or `focus`, `dpr`) → `blur` → `sharpen` → watermark → flatten on `bg`
-/// (an output without alpha) → encode.
+/// The order of operations: orientation (in the decode) → `crop` → `rotate`/`flip` → a sized
+/// crop (imgproxy's `crop`) → resize (`fit`, `gravity` or `focus`, `dpr`) → the extension to the
+/// box (imgproxy's `extend`) → `blur` → `sharpen` → grey → watermark → flatten on `bg` (an output
+/// without alpha, or always) → encode.
 struct ImageRenderer: Sendable {
     let coders: ImageCodersManager
     let maxSourcePixels: Int
@@ -25,8 +26,9 @@ struct ImageRenderer: Sendable {
     /// Renders `source` for `parameters`; `sourceValidators` (the source's ETag or Last-Modified,
     /// or a hash of its bytes) and the options make the strong ETag.
     func render(_ source: Data, sourceValidators: String, parameters: ImageParameters,
-                choice: FormatNegotiation.Choice, stages: RenderStages = .untraced) throws -> RenderedImage {
+                choice negotiated: FormatNegotiation.Choice, stages: RenderStages = .untraced) throws -> RenderedImage {
         let detection = FormatDetection(source)
+        let choice = Self.choice(negotiated, fallback: parameters.autoFallback, source: detection.format)
         let keepsFrames = FormatNegotiation.canAnimate(
             FormatNegotiation.format(for: choice, isAnimated: detection.isAnimated, hasAlpha: false))
         var options = DecodeOptions(pixelLimit: maxSourcePixels, firstFrameOnly: !keepsFrames, applyOrientation: true,
@@ -38,6 +40,7 @@ struct ImageRenderer: Sendable {
         // Not with `crop`: its rectangle is in the source's own pixels.
         // Nor with the options that read the source's own size or pixels (thumbor's, #45).
         let readsSourcePixels = parameters.focalPoint != nil || parameters.adaptsOrientation || parameters.boxWithinSource
+            || parameters.boxScaledWithinSource || parameters.sizedCrop != nil
         options.maxPixelSize = parameters.crop != nil || readsSourcePixels ? nil
             : Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source), isJPEG: detection.format == .jpeg)
         // An animation the encoder takes frame by frame is decoded lazily: each frame is decoded,
@@ -107,6 +110,23 @@ struct ImageRenderer: Sendable {
         return result
     }
 
+    /// `negotiated` with `auto`'s fallback (``ImageParameters/Options/autoFallback``) in place of
+    /// JPEG or PNG when `Accept` named none of the formats tried: a fixed format, or the
+    /// source's own when the service writes it.
+    static func choice(_ negotiated: FormatNegotiation.Choice, fallback: RequestedFormat?, source: ImageFormat) -> FormatNegotiation.Choice {
+        guard negotiated.still == nil, let fallback else { return negotiated }
+        let still: ImageFormat? = switch fallback {
+        case .auto: [.jpeg, .png, .webp, .gif].contains(source) ? source : nil
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp: .webp
+        case .avif: .avif
+        case .gif: .gif
+        case .jxl: .jxl
+        }
+        return FormatNegotiation.Choice(still: still, animated: negotiated.animated)
+    }
+
     /// Whether an animation kept animated for `parameters` negotiated to `choice` streams its
     /// frames: decoded, transformed and encoded one at a time. The animated WebP encoder takes
     /// frames one by one; GIF's palette choice looks at every frame first, so a GIF holds them
@@ -155,7 +175,21 @@ struct ImageRenderer: Sendable {
             try checkpoint()
             image = try image.applying(ImageTransformers.Flip(.vertical))
         }
-        let placed = Self.placed(parameters, width: image.width, height: image.height, sourceSize: sourceSize, focus: focus)
+        var boxLimit = sourceSize
+        if let crop = parameters.sizedCrop {
+            let width = crop.pixels(crop.width, of: image.width), height = crop.pixels(crop.height, of: image.height)
+            if width < image.width || height < image.height {
+                try checkpoint()
+                let origin = crop.gravity.origin(inner: (width, height), outer: (image.width, image.height))
+                image = try image.applying(ImageTransformers.Crop(x: min(max(0, origin.x), image.width - width),
+                                                                  y: min(max(0, origin.y), image.height - height),
+                                                                  width: width, height: height))
+            }
+            // imgproxy clamps its box to the cropped image: given as the unturned size `placed` turns.
+            let turned = parameters.rotate == 90 || parameters.rotate == 270
+            boxLimit = turned ? (image.height, image.width) : (image.width, image.height)
+        }
+        let placed = Self.placed(parameters, width: image.width, height: image.height, sourceSize: boxLimit, focus: focus)
         for step in Self.resizeSteps(for: placed, width: image.width, height: image.height, stop: stop) {
             try checkpoint()
             image = try image.applying(step)
@@ -167,6 +201,15 @@ struct ImageRenderer: Sendable {
             scale.resamplesOnTwoThreads = false
             scale.stop = stop
             image = try image.applying(scale)
+        }
+        if parameters.extendsToBox {
+            let width = max(image.width, parameters.width ?? 0), height = max(image.height, parameters.height ?? 0)
+            if width != image.width || height != image.height {
+                try checkpoint()
+                image = try image.applying(ImageTransformers.Pad(width: width, height: height,
+                                                                 color: parameters.flattensAlways ? parameters.background : .clear,
+                                                                 gravity: placed.gravity))
+            }
         }
         if let sigma = parameters.blur {
             try checkpoint()
@@ -327,6 +370,17 @@ struct ImageRenderer: Sendable {
     static func placed(_ parameters: ImageParameters, width: Int, height: Int,
                        sourceSize: (width: Int, height: Int), focus: (x: Double, y: Double)?) -> ImageParameters {
         var placed = parameters
+        // imgproxy's `auto` compares the box asked for, before any clamp below.
+        if parameters.fitsByOrientation, let w = parameters.width, let h = parameters.height {
+            placed.fit = (width >= height) == (w >= h) ? .cover : .contain
+        }
+        if parameters.boxScaledWithinSource, let w = parameters.width, let h = parameters.height {
+            let scale = min(1, Double(width) / Double(w), Double(height) / Double(h))
+            if scale < 1 {
+                placed.width = max(1, Int((Double(w) * scale).rounded()))
+                placed.height = max(1, Int((Double(h) * scale).rounded()))
+            }
+        }
         if parameters.boxWithinSource {
             let turned = parameters.rotate == 90 || parameters.rotate == 270
             let source = turned ? (width: sourceSize.height, height: sourceSize.width) : sourceSize

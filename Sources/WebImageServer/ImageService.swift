@@ -175,7 +175,7 @@ final class ImageService: Sendable {
     /// render in progress, or rendered.
     /// - Throws: ``ServiceError``.
     func image(for parameters: ImageParameters, accept: String?, logger: Logger) async throws -> (RenderedImage, Source) {
-        let choice = FormatNegotiation.choice(for: parameters.format, accept: accept, autoFormats: configuration.autoFormats,
+        let choice = FormatNegotiation.choice(for: parameters.format, accept: accept, autoFormats: parameters.autoFormats ?? configuration.autoFormats,
                                               canEncode: encodable.contains)
         let key = renderer.outputKey(parameters, choice: choice)
         if let hit = await cache.value(forKey: key) {

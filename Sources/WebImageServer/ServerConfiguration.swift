@@ -116,6 +116,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// (the default): only when no ``thumborKey`` is set (thumbor allows them by default; a key set
     /// here means signing is wanted).
     public var thumborAllowUnsafe: Bool?
+    /// imgproxy's settings under their own names (`IMGPROXY_KEY`, ...), read when `--dialect
+    /// imgproxy` is on (``ImgproxySettings``): the dialect's own; those with a twin here set the twin.
+    public var imgproxy = ImgproxySettings()
     /// `--watermark FILE`: the image `wm` composites (any decodable image; alpha kept); `nil`:
     /// `wm` is refused with 400.
     public var watermarkFile: String?

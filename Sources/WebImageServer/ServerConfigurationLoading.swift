@@ -226,6 +226,15 @@ extension ServerConfiguration {
         configuration.thumborKey = reader.string(forKey: "thumbor-key", isSecret: true)
             ?? environment["THUMBOR_SECURITY_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         configuration.thumborAllowUnsafe = reader.bool(forKey: "thumbor-allow-unsafe")
+        // imgproxy's own names, only for a deployment that serves its URLs; the service's own
+        // settings (flag, WEBIMAGE_ variable, config key) win over their IMGPROXY_ twins.
+        if configuration.dialects.contains(where: { $0.name == .imgproxy }) {
+            try ImgproxySettings.apply(environment: environment, to: &configuration) { name in
+                let key = ConfigKey(name)
+                return reader.string(forKey: key) != nil || reader.int(forKey: key) != nil || reader.double(forKey: key) != nil
+                    || reader.stringArray(forKey: key) != nil || reader.bool(forKey: key) != nil
+            }
+        }
         try configuration.validate()
         return configuration
     }
@@ -359,6 +368,8 @@ extension ServerConfiguration {
         case 1: "(set)"
         default: "(\(signingKeys.count) keys set)"
         }
+        // imgproxy's names only where its dialect reads them.
+        let imgproxyLines: String = dialects.contains { $0.name == .imgproxy } ? "\n" + imgproxy.summary : ""
         return [
             "host: \(host)",
             "port: \(port)",
@@ -392,6 +403,6 @@ extension ServerConfiguration {
             "otel-endpoint: \(otelEndpoint ?? "(none: OTEL_EXPORTER_OTLP_ENDPOINT, else spans not exported)")",
             "memory-budget-mib: \(memoryBudgetBytes >> 20) (memory cache \(memoryCacheBytes >> 20) MiB, renders \(renderBudgetBytes >> 20) MiB, "
                 + "animation frames \(animationByteLimit >> 20) MiB)",
-        ].joined(separator: "\n")
+        ].joined(separator: "\n") + imgproxyLines
     }
 }

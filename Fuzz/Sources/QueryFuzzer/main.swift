@@ -28,8 +28,15 @@ let dialects: [any URLDialect] = {
     var keyed = ServerConfiguration()
     keyed.thumborKey = "fuzz-thumbor-key"
     keyed.thumborAllowUnsafe = true
+    // imgproxy's with a key and salt (signatures checked, truncated to 8 bytes) and a preset;
+    // without, any signature goes through to the option grammar.
+    keyed.imgproxy.keys = ["943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"]
+    keyed.imgproxy.salts = ["520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"]
+    keyed.imgproxy.signatureSize = 8
+    keyed.imgproxy.presets = ["thumb=rs:fill:100:100/f:webp", "loop=pr:loop/w:7"]
     do {
-        return [try ThumborDialect(configuration: open), try ThumborDialect(configuration: keyed)]
+        return [try ThumborDialect(configuration: open), try ThumborDialect(configuration: keyed),
+                try ImgproxyDialect(configuration: open), try ImgproxyDialect(configuration: keyed)]
     } catch {
         fatalError("the dialects' set-up failed: \(error)")
     }

@@ -186,7 +186,7 @@ struct ThumborDialect: URLDialect {
     /// `text` with the bytes a URL cannot hold (spaces, controls, non-ASCII, `"<>\^`{|}`)
     /// percent-encoded, the URL's own punctuation kept: a source thumbor's part decodes to such
     /// characters is fetched as thumbor's loader re-quotes it.
-    private static func escaped(_ text: String) -> String {
+    static func escaped(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {

@@ -112,7 +112,7 @@ public final class WebImageService: Sendable {
                 span.attributes["webimage.served_from"] = source.rawValue
                 span.attributes["webimage.output.bytes"] = image.body.count
                 var response = ImageResponses.image(image, ifNoneMatch: request.header("If-None-Match"),
-                                                    negotiated: parsed.parameters.format == .auto, maxAge: configuration.cacheControlMaxAge)
+                                                    negotiated: Self.variesByAccept(parsed.parameters), maxAge: configuration.cacheControlMaxAge)
                 if response.status == 200 {
                     response.headers += parsed.extraHeaders
                     if request.method == "GET" { metrics.sent(bytes: image.body.count) }
@@ -126,6 +126,12 @@ public final class WebImageService: Sendable {
         } catch {
             return ImageResponses.error(parser.translate(ServiceError.from(error)))
         }
+    }
+
+    /// Whether the answer depends on `Accept` (`Vary: Accept`): `auto` with formats to try
+    /// (imgproxy's URLs try none unless `IMGPROXY_ENFORCE_*` says so).
+    static func variesByAccept(_ parameters: ImageParameters) -> Bool {
+        parameters.format == .auto && parameters.autoFormats?.isEmpty != true
     }
 
     private func info(_ request: ServiceRequest) async -> ServiceResponse {
