@@ -72,6 +72,15 @@ runFuzzer { data in
     }
     _ = open?.renderKey
     for dialect in dialects {
-        _ = parsed { try dialect.request(path: Substring(query), query: "").parameters }?.renderKey
+        guard let request = try? dialect.request(path: Substring(query), query: "") else {
+            _ = parsed { try dialect.request(path: Substring(query), query: "").parameters }
+            continue
+        }
+        _ = request.parameters.renderKey
+        // meta/'s arithmetic on a source size taken from the input's first bytes.
+        if case .thumborMeta(let meta, _) = request.answer {
+            let bytes = Array(data.prefix(4)) + [1, 1, 1, 1]
+            _ = meta.describe(width: 1 + Int(bytes[0]) << 8 + Int(bytes[1]), height: 1 + Int(bytes[2]) << 8 + Int(bytes[3]))
+        }
     }
 }

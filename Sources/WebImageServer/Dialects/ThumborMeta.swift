@@ -196,7 +196,10 @@ struct ThumborMeta: Sendable, Hashable {
             sumX += Double(point.x) * Double(point.z)
             sumY += Double(point.y) * Double(point.z)
         }
-        let focus = (x: (sumX / weight).rounded(.down), y: (sumY / weight).rounded(.down))
+        // Rectangles given right to left weigh less than nothing: weights that cancel out (thumbor
+        // then fails with a division by zero) centre the window instead.
+        let focus = weight != 0 && (sumX / weight).isFinite && (sumY / weight).isFinite
+            ? (x: (sumX / weight).rounded(.down), y: (sumY / weight).rounded(.down)) : (x: size.width / 2, y: size.height / 2)
         let window: (width: Double, height: Double) = target.width / size.width > target.height / size.height
             ? (size.width, Self.round(size.width * target.height / targetWidth))
             : (Self.round((target.width * size.height / targetHeight).rounded(.up)), size.height)

@@ -186,6 +186,10 @@ struct ThumborDialectParserTests {
         #expect(focal.operations == [.resize(width: 300, height: 400)])
         #expect(focal.focalPoints == [.init(x: 15, y: 15, z: 100, height: 10, width: 10, origin: "Explicit")])
 
+        // Focal rectangles whose weights cancel out (one given right to left): centred, no trap.
+        let cancelled = try meta("300x100/filters:focal(10x10:20x20):focal(20x10:10x20)/example.com/a.jpg")
+        #expect(cancelled.operations.first == .crop(left: 0, top: 134, right: 640, bottom: 347))
+
         // thumbor's `source` size is the engine's at the end: after rotate(90) too.
         let turned = try meta("300x200/filters:rotate(90):format(png)/example.com/a.jpg")
         #expect(turned.target == (300, 200) && turned.final == (200, 300))
