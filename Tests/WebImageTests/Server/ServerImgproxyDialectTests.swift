@@ -74,12 +74,8 @@ struct ServerImgproxyDialectTests {
         for (index, url) in urls.enumerated() {
             let expected = Self.cases[index % Self.cases.count]
             let reply = try await ServerTestClient.send(port: server.port, url)
-            #expect(reply.status == 200, "\(url): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
-            guard reply.status == 200 else { continue }
-            #expect(reply.header("Content-Type") == expected.type, "\(url)")
-            let decoded = try ServerTestImages.decode(reply.body)
-            #expect(decoded.width == expected.width && decoded.height == expected.height,
-                    "\(url): \(decoded.width)×\(decoded.height), imgproxy makes \(expected.width)×\(expected.height)")
+            try ServerTestImages.expectImage(reply, url: url, type: expected.type, width: expected.width, height: expected.height,
+                                             reference: "imgproxy")
         }
         let unsigned = try await ImgproxyReference.urls([["image_url": image, "width": 30, "height": 20, "signed": false]])
         #expect(unsigned[0].hasPrefix("/insecure/"))

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import WebImage
 import WebImageDemo
+import Testing
 
 /// The sources the server tests serve from the loopback origin.
 enum ServerTestImages {
@@ -38,5 +39,17 @@ enum ServerTestImages {
     /// Decodes a response body (all frames).
     static func decode(_ data: Data) throws -> DecodedImage {
         try ImageCodersManager.shared.decode(data, options: DecodeOptions())
+    }
+
+    /// Expects `reply` to `url` to be a 200 `type` image of `width` × `height`, as the reference
+    /// service (`reference`, for the message) answers it.
+    static func expectImage(_ reply: HTTPReply, url: String, type: String, width: Int, height: Int, reference: String,
+                            sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(reply.status == 200, "\(url): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))", sourceLocation: sourceLocation)
+        guard reply.status == 200 else { return }
+        #expect(reply.header("Content-Type") == type, "\(url)", sourceLocation: sourceLocation)
+        let decoded = try decode(reply.body)
+        #expect(decoded.width == width && decoded.height == height,
+                "\(url): \(decoded.width)×\(decoded.height), \(reference) makes \(width)×\(height)", sourceLocation: sourceLocation)
     }
 }

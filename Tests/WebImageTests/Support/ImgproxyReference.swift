@@ -12,13 +12,7 @@ enum ImgproxyReference {
     static let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
 
     /// The virtualenv's python: `WEBIMAGE_IMGPROXY_PYTHON`, else `.build/imgproxy-venv` beside the package.
-    static let python: String? = {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let candidates: [String?] = [ProcessInfo.processInfo.environment["WEBIMAGE_IMGPROXY_PYTHON"],
-                                     packageRoot.appendingPathComponent(".build/imgproxy-venv/bin/python").path]
-        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    static let python = ReferenceVirtualenv.python(variable: "WEBIMAGE_IMGPROXY_PYTHON", directory: "imgproxy-venv")
 
     /// Whether the package imports, at 1.0.0.
     static let available: Bool = python.map {

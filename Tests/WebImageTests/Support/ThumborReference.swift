@@ -14,13 +14,7 @@ enum ThumborReference {
     static let key = "MY_SECURE_KEY"
 
     /// The virtualenv's python: `WEBIMAGE_THUMBOR_PYTHON`, else `.build/thumbor-venv` beside the package.
-    static let python: String? = {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let candidates: [String?] = [ProcessInfo.processInfo.environment["WEBIMAGE_THUMBOR_PYTHON"],
-                          packageRoot.appendingPathComponent(".build/thumbor-venv/bin/python").path]
-        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    static let python = ReferenceVirtualenv.python(variable: "WEBIMAGE_THUMBOR_PYTHON", directory: "thumbor-venv")
 
     /// Whether thumbor 7.8 and libthumbor import.
     static let available: Bool = python.map {
