@@ -250,6 +250,10 @@ public struct ImageParameters: Sendable, Hashable {
         /// A rectangle of the rotated and flipped image cut out before the fit, its size in
         /// pixels (or a fraction of the image's below 1), placed by its gravity (imgproxy's `crop`).
         public var sizedCrop: SizedCrop?
+        /// Pixels added on each side after every other step but the watermark, filled with
+        /// `background` (with `flattensAlways`) or transparent: top, right, bottom, left
+        /// (imgproxy's `padding`). `nil`: none.
+        public var padding: [Int]?
 
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
@@ -352,6 +356,7 @@ extension ImageParameters.Options {
         if extendsToBox { key += ",extend=1" }
         if let autoFormats { key += ",autoformats=" + autoFormats.map(\.rawValue).joined(separator: ":") }
         if let autoFallback { key += ",fallback=\(autoFallback.rawValue)" }
+        if let padding { key += ",padding=" + padding.map(String.init).joined(separator: ":") }
         if let sizedCrop { key += ",sizedcrop=\(sizedCrop.width):\(sizedCrop.height):\(sizedCrop.gravity.name)" }
         return key
     }

@@ -98,6 +98,15 @@ struct ImageRenderer: Sendable {
         return RenderedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)
     }
 
+    /// A canvas `insets` (top, right, bottom, left) larger than a `width` × `height` image, the
+    /// image at (left, top): a pad whose gravity is the point the image's centre lands on.
+    static func padding(_ insets: [Int], width: Int, height: Int, color: RGBAColor) -> ImageTransformers.Pad {
+        let canvas = (width: width + insets[1] + insets[3], height: height + insets[0] + insets[2])
+        let centre = (x: (Double(insets[3]) + Double(width) / 2) / Double(canvas.width),
+                      y: (Double(insets[0]) + Double(height) / 2) / Double(canvas.height))
+        return ImageTransformers.Pad(width: canvas.width, height: canvas.height, color: color, gravity: .focus(x: centre.x, y: centre.y))
+    }
+
     /// `body` encoded again by `encode` at three quarters of the quality each time until it is
     /// at most `maxBytes`; when the quality would fall under 10, `body` as it was (thumbor's rule).
     static func fitted(_ body: Data, within maxBytes: Int, quality: Int, encode: (Int) throws -> Data) throws -> Data {
@@ -230,6 +239,11 @@ struct ImageRenderer: Sendable {
         if let radius = parameters.cornerRadius {
             try checkpoint()
             image = try image.applying(ImageTransformers.RoundCorner(radius: Double(radius), outsideColor: parameters.cornerColor))
+        }
+        if let padding = parameters.padding, padding.count == 4, padding.contains(where: { $0 > 0 }) {
+            try checkpoint()
+            image = try image.applying(Self.padding(padding, width: image.width, height: image.height,
+                                                    color: parameters.flattensAlways ? parameters.background : .clear))
         }
         if let options = parameters.watermark {
             try checkpoint()

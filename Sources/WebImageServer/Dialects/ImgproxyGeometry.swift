@@ -31,6 +31,10 @@ enum ImgproxyGeometry {
         result.width = try side(options.width, zoom: options.zoomX, name: "width")
         result.height = try side(options.height, zoom: options.zoomY, name: "height")
         result.dpr = options.dpr
+        if options.padding.contains(where: { $0 > 0 }) {
+            // imgproxy scales the padding with dpr, as the box.
+            result.padding = try options.padding.map { try side($0, zoom: 1, name: "padding") ?? 0 }
+        }
         result.enlarge = options.enlarge
         if result.width != nil, result.height != nil {
             switch options.resizingType {
@@ -172,7 +176,6 @@ enum ImgproxyGeometry {
     private static func refuseUnsupported(_ options: ImgproxyOptions) throws {
         if let name = options.unknownToService.first { throw ImgproxyOptions.unsupported(name, "") }
         if options.trimThreshold != nil { throw ImgproxyOptions.unsupported("trim", "") }
-        if options.padding != [0, 0, 0, 0] { throw ImgproxyOptions.unsupported("padding", "") }
         if options.pixelate > 1 { throw ImgproxyOptions.unsupported("pixelate", "") }
         if !options.skipProcessing.isEmpty { throw ImgproxyOptions.unsupported("skip_processing", "") }
         if options.raw { throw ImgproxyOptions.unsupported("raw", "") }

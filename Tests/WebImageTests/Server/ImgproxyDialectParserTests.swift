@@ -211,13 +211,20 @@ struct ImgproxyDialectParserTests {
         #expect(try parameters("_/plain/http://e.com/a.jpg@webp") { $0.enforceWebP = true }.format == .webp)
     }
 
+    @Test func paddingIsCSSLikeAndFollowsDPR() throws {
+        #expect(try parameters("_/pd:10/plain/http://e.com/a.jpg").padding == [10, 10, 10, 10])
+        #expect(try parameters("_/padding:10:20/plain/http://e.com/a.jpg").padding == [10, 20, 10, 20])
+        #expect(try parameters("_/pd:1:2:3/dpr:2/plain/http://e.com/a.jpg").padding == [2, 4, 6, 4])
+        #expect(try parameters("_/pd:0/plain/http://e.com/a.jpg").padding == nil)
+    }
+
     @Test func maxBytesIsTheOneRuleBothDialectsShare() throws {
         #expect(try parameters("_/mb:1000/plain/http://e.com/a.jpg").maxBytes == 1000)
         #expect(try parameters("_/max_bytes:0/plain/http://e.com/a.jpg").maxBytes == nil)
     }
 
     @Test func optionsThisServiceCannotHonourAre400NamingThem() {
-        let refused = ["t:10", "pd:10", "pix:5", "skp:jpg", "raw:1", "mw:100", "mh:100", "c:100:100:sm", "g:sm/c:10", "ar:0", "sm:0",
+        let refused = ["t:10", "pix:5", "skp:jpg", "raw:1", "mw:100", "mh:100", "c:100:100:sm", "g:sm/c:10", "ar:0", "sm:0",
                        "kcr:1", "scp:0", "z:2:3/w:10", "z:2", "wm:0.5", "wm:0.5:re:0:0:0.2", "wm:0.5:ce:5:5:0.2", "exar:1", "ph:1", "eth:1",
                        "bl:200", "sh:50"]
         for option in refused {

@@ -151,6 +151,23 @@ struct ServerImgproxyDialectTests {
         try await open.stop()
     }
 
+    /// imgproxy's `padding`: the image at (left, top) on a canvas that much larger, filled with
+    /// `background` or transparent.
+    @Test func paddingEnlargesTheResult() async throws {
+        let server = try await start(signed: false)
+        let photo = server.origin.url("/photo.jpg").absoluteString
+        let clear = try await ServerTestClient.send(port: server.port, "/insecure/rs:fit:100:50/pd:10:20/plain/\(photo)@png")
+        let padded = try ServerTestImages.decode(clear.body)
+        #expect((padded.width, padded.height) == (107, 70), "67×50 fitted, plus 20+20 and 10+10")
+        #expect(padded.bitmap.pixel(x: 5, y: 5)?.a == 0 && padded.bitmap.pixel(x: 50, y: 35)?.a == 255)
+        #expect(padded.bitmap.pixel(x: 19, y: 35)?.a == 0 && padded.bitmap.pixel(x: 20, y: 35)?.a == 255)
+        let red = try await ServerTestClient.send(port: server.port, "/insecure/rs:fit:100:50/pd:10/bg:ff0000/plain/\(photo)@png")
+        let filled = try ServerTestImages.decode(red.body)
+        #expect((filled.width, filled.height) == (87, 70))
+        #expect(TestImages.rgba(filled.bitmap, 2, 2) == [255, 0, 0, 255])
+        try await server.stop()
+    }
+
     @Test func enforcedWebPVariesByAccept() async throws {
         let server = try await start(signed: false) { $0.imgproxy.enforceWebP = true }
         let photo = server.origin.url("/photo.jpg").absoluteString
