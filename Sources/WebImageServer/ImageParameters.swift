@@ -49,6 +49,58 @@ public struct ImageParameters: Sendable, Hashable {
         public var scale: Double
     }
 
+    /// A second image composited over the output (``Options/overlay``): thumbor's
+    /// `watermark(url, x, y, alpha, w_ratio, h_ratio)`.
+    public struct Overlay: Sendable, Hashable {
+        /// Where the mark lies along one side.
+        public enum Position: Sendable, Hashable {
+            /// Pixels from the near edge, or (`fromFarEdge`, thumbor's `-N`) the mark's far
+            /// edge that many pixels from the image's far edge.
+            case pixels(Int, fromFarEdge: Bool)
+            /// A percent of the image's side, rounded, then as ``pixels(_:fromFarEdge:)``.
+            case percent(Int, fromFarEdge: Bool)
+            /// Centred.
+            case center
+        }
+
+        /// The mark's source, fetched under the same rules as the image's.
+        public var url: URL
+        /// Across.
+        public var x: Position
+        /// Down.
+        public var y: Position
+        /// How transparent the mark is made, 0...100: 255 × this / 100 off every pixel's alpha.
+        public var transparency: Int
+        /// The most of the image's width the mark may take, in percent (its aspect ratio kept).
+        public var widthPercent: Int?
+        /// The most of the image's height the mark may take, in percent.
+        public var heightPercent: Int?
+
+        /// An overlay of the mark at `url`.
+        public init(url: URL, x: Position, y: Position, transparency: Int, widthPercent: Int? = nil, heightPercent: Int? = nil) {
+            self.url = url
+            self.x = x
+            self.y = y
+            self.transparency = transparency
+            self.widthPercent = widthPercent
+            self.heightPercent = heightPercent
+        }
+
+        /// The largest mark decoded, in pixels: a mark's decode is not in the render's estimate.
+        public static let maxMarkPixels = 4096 * 4096
+
+        var key: String {
+            func text(_ position: Position) -> String {
+                switch position {
+                case let .pixels(value, far): "\(far ? "-" : "")\(value)"
+                case let .percent(value, far): "\(far ? "-" : "")\(value)p"
+                case .center: "center"
+                }
+            }
+            return "\(url.absoluteString.count):\(url.absoluteString):\(text(x)):\(text(y)):\(transparency):\(widthPercent ?? 0):\(heightPercent ?? 0)"
+        }
+    }
+
     /// A rectangle of a size, placed by a gravity (``Options/sizedCrop``).
     public struct SizedCrop: Sendable, Hashable {
         /// Pixels from 1, a fraction of the image's side below 1, 0 for the whole side.
@@ -254,6 +306,9 @@ public struct ImageParameters: Sendable, Hashable {
         /// `background` (with `flattensAlways`) or transparent: top, right, bottom, left
         /// (imgproxy's `padding`). `nil`: none.
         public var padding: [Int]?
+        /// A second image composited over the output after every other step (thumbor's
+        /// `watermark()`); `nil`: none.
+        public var overlay: Overlay?
 
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
@@ -357,6 +412,7 @@ extension ImageParameters.Options {
         if let autoFormats { key += ",autoformats=" + autoFormats.map(\.rawValue).joined(separator: ":") }
         if let autoFallback { key += ",fallback=\(autoFallback.rawValue)" }
         if let padding { key += ",padding=" + padding.map(String.init).joined(separator: ":") }
+        if let overlay { key += ",overlay=" + overlay.key }
         if let sizedCrop { key += ",sizedcrop=\(sizedCrop.width):\(sizedCrop.height):\(sizedCrop.gravity.name)" }
         return key
     }

@@ -26,7 +26,7 @@ struct ImageRenderer: Sendable {
     /// Renders `source` for `parameters`; `sourceValidators` (the source's ETag or Last-Modified,
     /// or a hash of its bytes) and the options make the strong ETag.
     func render(_ source: Data, sourceValidators: String, parameters: ImageParameters,
-                choice negotiated: FormatNegotiation.Choice, stages: RenderStages = .untraced) throws -> RenderedImage {
+                choice negotiated: FormatNegotiation.Choice, stages: RenderStages = .untraced, overlay: Data? = nil) throws -> RenderedImage {
         let detection = FormatDetection(source)
         let choice = Self.choice(negotiated, fallback: parameters.autoFallback, source: detection.format)
         let keepsFrames = FormatNegotiation.canAnimate(
@@ -67,6 +67,10 @@ struct ImageRenderer: Sendable {
                                frames: keepsFrames ? image.animation?.frameCount ?? image.frames.count : 1, parameters: parameters)
         let format = try stages.run("transform") { span in
             image = try transform(image, for: parameters, checkpoint: stages.checkpoint, stop: stages.stop)
+            if let options = parameters.overlay, let overlay {
+                try stages.checkpoint()
+                image = try image.applying(try Self.overlay(options, mark: overlay, on: (image.width, image.height), coders: coders))
+            }
             let format = FormatNegotiation.format(for: choice, isAnimated: image.isAnimated, hasAlpha: image.hasAlpha)
             if parameters.flattensAlways || !FormatNegotiation.keepsAlpha(format) {
                 try stages.checkpoint()
@@ -96,6 +100,52 @@ struct ImageRenderer: Sendable {
         let etag = Self.etag(sourceValidators: sourceValidators, parameters: parameters, format: format,
                              settings: settings.keySuffix(for: parameters))
         return RenderedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)
+    }
+
+    /// thumbor's watermark: the mark decoded (at most ``ImageParameters/Overlay/maxMarkPixels``),
+    /// its alpha lowered by the transparency, scaled into the ratios of `size`, and placed as
+    /// thumbor places it (a percent rounded half to even, `-N` from the far edge, `center` truncated).
+    static func overlay(_ options: ImageParameters.Overlay, mark data: Data, on size: (width: Int, height: Int),
+                        coders: ImageCodersManager) throws -> ImageTransformers.Overlay {
+        var mark = try coders.decode(data, options: DecodeOptions(pixelLimit: ImageParameters.Overlay.maxMarkPixels, firstFrameOnly: true,
+                                                                  applyOrientation: true)).bitmap
+        let lowered = 255 * options.transparency / 100
+        if lowered > 0 {
+            mark = try mark.withUnsafeBytes { source in
+                try Bitmap(width: mark.width, height: mark.height) { target in
+                    target.copyMemory(from: source)
+                    for alpha in stride(from: 3, to: target.count, by: 4) { target[alpha] = UInt8(max(0, Int(target[alpha]) - lowered)) }
+                }
+            }
+        }
+        let (width, height) = (Double(size.width), Double(size.height))
+        if options.widthPercent != nil || options.heightPercent != nil {
+            let (markWidth, markHeight) = (Double(mark.width), Double(mark.height))
+            var maxWidth = options.widthPercent.map { width * Double($0) / 100 }
+            var maxHeight = options.heightPercent.map { height * Double($0) / 100 }
+            if maxWidth == nil, let maxHeight { maxWidth = markWidth * maxHeight / markHeight }
+            if maxHeight == nil, let maxWidth { maxHeight = markHeight * maxWidth / markWidth }
+            if let maxWidth, let maxHeight, maxWidth > 0, maxHeight > 0 {
+                let scaled = markWidth / maxWidth >= markHeight / maxHeight
+                    ? (width: maxWidth.rounded(.toNearestOrEven), height: (markHeight * maxWidth / markWidth).rounded(.toNearestOrEven))
+                    : (width: (markWidth * maxHeight / markHeight).rounded(.toNearestOrEven), height: maxHeight.rounded(.toNearestOrEven))
+                if scaled.width >= 1, scaled.height >= 1, scaled.width * scaled.height <= Double(ImageParameters.Overlay.maxMarkPixels) {
+                    mark = try DecodedImage(bitmap: mark, hasAlpha: true)
+                        .applying(ResizeTransformer(width: Int(scaled.width), height: Int(scaled.height), mode: .exact, allowUpscaling: true)).bitmap
+                }
+            }
+        }
+        func place(_ position: ImageParameters.Overlay.Position, side: Int, mark: Int) -> Int {
+            switch position {
+            case .center: return (side - mark) / 2
+            case let .pixels(value, far): return far ? side - mark - value : value
+            case let .percent(value, far):
+                let pixels = Int((Double(side) * Double(value) / 100 + 1e-5).rounded(.toNearestOrEven))
+                return far ? side - mark - pixels : pixels
+            }
+        }
+        return ImageTransformers.Overlay(mark: mark, markName: options.key, x: place(options.x, side: size.width, mark: mark.width),
+                                         y: place(options.y, side: size.height, mark: mark.height))
     }
 
     /// A canvas `insets` (top, right, bottom, left) larger than a `width` × `height` image, the

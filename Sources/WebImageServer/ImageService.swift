@@ -118,6 +118,7 @@ final class ImageService: Sendable {
             throw ServiceError.badParameter("'wm' needs a watermark: this service has no --watermark")
         }
         try checkSource(parameters.url)
+        if let overlay = parameters.overlay { try checkSource(overlay.url) }
     }
 
     /// The rules every source passes before it is fetched, for `/image` and `/info` alike: a
@@ -233,6 +234,8 @@ final class ImageService: Sendable {
     private func render(_ parameters: ImageParameters, choice: FormatNegotiation.Choice, logger: Logger) async throws -> RenderedImage {
         let start = ContinuousClock.now
         let source = try await source(for: parameters.url)
+        // A second image (thumbor's watermark) comes the same way: checked, cached, coalesced.
+        let mark: Data? = if let overlay = parameters.overlay { try await self.source(for: overlay.url).data } else { nil }
         let fetched = ContinuousClock.now
         // The limits, from the header, before any memory is taken: 413 or 422.
         let frames = try renderer.limits.check(source.data, parameters: parameters, choice: choice)
@@ -257,7 +260,8 @@ final class ImageService: Sendable {
             image = try await withTaskCancellationHandler {
                 try await WorkQueue.cpu.perform(ticket: WorkQueue.cpu.makeTicket(), priority: .normal) {
                     [source] in
-                    try renderer.render(source.data, sourceValidators: source.validators, parameters: parameters, choice: choice, stages: stages)
+                    try renderer.render(source.data, sourceValidators: source.validators, parameters: parameters, choice: choice,
+                                        stages: stages, overlay: mark)
                 }
             } onCancel: {
                 cancellation.cancel()

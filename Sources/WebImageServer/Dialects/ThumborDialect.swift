@@ -162,6 +162,12 @@ struct ThumborDialect: URLDialect {
         options.grayscale = filters.grayscale
         options.colorAdjustments = filters.colorAdjustments
         options.proportion = filters.proportion
+        if let mark = filters.watermark {
+            // Loaded as thumbor's loader loads it: the same rules as the image's source.
+            options.overlay = ImageParameters.Overlay(url: try source(Substring(mark.source)), x: mark.x, y: mark.y,
+                                                      transparency: mark.transparency, widthPercent: mark.widthPercent,
+                                                      heightPercent: mark.heightPercent)
+        }
         options.cornerRadius = filters.cornerRadius
         options.cornerColor = filters.cornerColor
         options.maxBytes = filters.maxBytes

@@ -31,6 +31,18 @@ struct ThumborFilters: Sendable, Hashable {
     var colorAdjustments: [ImageTransformers.ColorAdjust.Step] = []
     /// `proportion(F)`, 0 < F ≤ 1 (thumbor does nothing for other values).
     var proportion: Double?
+    /// `watermark(url, x, y, alpha[, w_ratio, h_ratio])`, the URL as written.
+    var watermark: Watermark?
+
+    /// One `watermark()`: its arguments as thumbor reads them.
+    struct Watermark: Sendable, Hashable {
+        var source: String
+        var x: ImageParameters.Overlay.Position
+        var y: ImageParameters.Overlay.Position
+        var transparency: Int
+        var widthPercent: Int?
+        var heightPercent: Int?
+    }
     /// `round_corner(r, red, green, blue)`: the radius and the corners' colour.
     var cornerRadius: Int?
     var cornerColor = RGBAColor.white
@@ -42,14 +54,14 @@ struct ThumborFilters: Sendable, Hashable {
     /// The filters thumbor 7 ships (`thumbor.filters.BUILTIN_FILTERS`) that this service does
     /// not apply: asked for, they are a 400 naming them.
     static let unsupported: Set<String> = [
-        "sharpen", "watermark", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
+        "sharpen", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
         "autojpg", "redeye",
     ]
     /// The ones it does apply (`strip_exif` and `strip_icc` hold already: outputs carry neither).
     static let supported: Set<String> = [
         "quality", "format", "blur", "fill", "background_color", "grayscale", "rotate", "no_upscale", "upscale",
         "strip_exif", "strip_icc", "focal", "stretch", "brightness", "contrast", "saturation", "rgb",
-        "proportion", "max_bytes", "round_corner",
+        "proportion", "max_bytes", "round_corner", "watermark",
     ]
     /// The most filters one URL may name.
     static let maxCount = 64
@@ -126,6 +138,18 @@ struct ThumborFilters: Sendable, Hashable {
             case ("proportion", 1):
                 guard let value = Self.decimal(arguments[0]), value > 0, value <= 1 else { continue }
                 proportion = value
+            case ("watermark", 4), ("watermark", 5), ("watermark", 6):
+                guard !arguments[0].isEmpty, let x = try Self.position(arguments[1]), let y = try Self.position(arguments[2]),
+                      let transparency = Self.digits(arguments[3]) else { continue }
+                // thumbor's ratios: digits (a minus too) or `none`; 0 and none leave the mark's size.
+                let ratios = arguments.dropFirst(4).map { $0 == "none" ? 0 : Self.integer($0) }
+                guard ratios.allSatisfy({ $0 != nil }) else { continue }
+                if ratios.contains(where: { $0! < 0 }) {
+                    throw ServiceError.badParameter("thumbor filter 'watermark' with a negative ratio is not supported by this service")
+                }
+                let percents = ratios.map { $0! == 0 ? nil : $0 }
+                watermark = Watermark(source: arguments[0], x: x, y: y, transparency: min(100, transparency),
+                                      widthPercent: percents.first ?? nil, heightPercent: percents.count > 1 ? percents[1] : nil)
             case ("round_corner", 4), ("round_corner", 5):
                 let radii = arguments[0].split(separator: "|", omittingEmptySubsequences: false).map { Self.digits(String($0)) }
                 let channels = arguments[1...3].map { Self.digits($0) }
@@ -168,6 +192,19 @@ struct ThumborFilters: Sendable, Hashable {
     private static func digits(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int(text)
+    }
+
+    /// thumbor's watermark position, `(?:-?\d+p?)|center|repeat`; `nil` for what does not match.
+    /// - Throws: ``ServiceError`` 400 for `repeat` (a tiled mark is not supported).
+    private static func position(_ text: String) throws -> ImageParameters.Overlay.Position? {
+        if text == "center" { return .center }
+        if text == "repeat" { throw ServiceError.badParameter("thumbor filter 'watermark' with repeat is not supported by this service") }
+        let far = text.hasPrefix("-")
+        var body = far ? String(text.dropFirst()) : text
+        let percent = body.hasSuffix("p")
+        if percent { body.removeLast() }
+        guard let value = digits(body) else { return nil }
+        return percent ? .percent(value, fromFarEdge: far) : .pixels(value, fromFarEdge: far)
     }
 
     /// thumbor's `Number`: digits with an optional minus, bounded.

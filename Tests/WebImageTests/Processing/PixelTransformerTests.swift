@@ -35,6 +35,16 @@ import Testing
         #expect(!arc.isEmpty && arc.allSatisfy { $0.a == 255 })
     }
 
+    @Test func anOverlayLandsAtItsPixelPositionClipped() throws {
+        let gray = TestImages.image(try Bitmap(width: 10, height: 8, filledWith: (100, 100, 100, 255)))
+        let mark = try Bitmap(width: 4, height: 4, filledWith: (255, 0, 0, 255))
+        let placed = try ImageTransformers.Overlay(mark: mark, markName: "red", x: 8, y: -2).transform(gray).bitmap
+        #expect(TestImages.rgba(placed, 8, 0) == [255, 0, 0, 255] && TestImages.rgba(placed, 9, 1) == [255, 0, 0, 255])
+        #expect(TestImages.rgba(placed, 7, 0) == [100, 100, 100, 255] && TestImages.rgba(placed, 8, 2) == [100, 100, 100, 255])
+        let outside = try ImageTransformers.Overlay(mark: mark, markName: "red", x: -10, y: 50).transform(gray).bitmap
+        #expect(TestImages.rgba(outside, 0, 7) == [100, 100, 100, 255])
+    }
+
     @Test func roundCornerBorderIsInside() throws {
         let red = TestImages.image(try Bitmap(width: 40, height: 30, filledWith: (255, 0, 0, 255)))
         let blue = RGBAColor(red: 0, green: 0, blue: 255)

@@ -90,11 +90,16 @@ struct ServerThumborDialectTests {
             // A private address off the allow-list: thumbor refuses a source its rules refuse with 400.
             ["width": 30, "height": 30, "image_url": "http://10.0.0.1/a.jpg"],
             ["width": 30, "height": 30, "image_url": server.origin.url("/text").absoluteString],
+            // A watermark's image passes the same rules: a private address is refused before any fetch.
+            ["width": 30, "height": 30, "image_url": server.origin.url("/photo.jpg").absoluteString,
+             "filters": ["watermark(http://10.0.0.1/w.png,0,0,0)"]],
         ])
         server.origin.route("/text", .image(Data("not an image".utf8), contentType: "image/jpeg"))
         #expect(try await ServerTestClient.send(port: server.port, urls[0]).status == 404)
         #expect(try await ServerTestClient.send(port: server.port, urls[1]).status == 400)
         #expect(try await ServerTestClient.send(port: server.port, urls[2]).status == 400)
+        let refusedMark = try await ServerTestClient.send(port: server.port, urls[3])
+        #expect(refusedMark.status == 400 && refusedMark.errorCode == "sourceNotAllowed", "\(refusedMark.errorCode ?? "-")")
         try await server.stop()
     }
 }

@@ -118,6 +118,9 @@ struct ThumborDialectParserTests {
         let rounded = try self.options("unsafe/300x200/filters:round_corner(12,1,2,300)/h/a.jpg")
         #expect(rounded.cornerRadius == 12 && rounded.cornerColor == RGBAColor(red: 1, green: 2, blue: 255))
         #expect(try self.options("unsafe/300x200/filters:round_corner(12|12,1,2,3)/h/a.jpg").cornerRadius == 12)
+        let marked = try self.options("unsafe/300x200/filters:watermark(h/w.png,-10,5p,30,20,none)/h/a.jpg")
+        #expect(marked.overlay == ImageParameters.Overlay(url: URL(string: "http://h/w.png")!, x: .pixels(10, fromFarEdge: true),
+                                                          y: .percent(5, fromFarEdge: false), transparency: 30, widthPercent: 20))
         let sized = try self.options("unsafe/300x200/filters:proportion(0.5):max_bytes(5000)/h/a.jpg")
         #expect(sized.proportion == 0.5 && sized.maxBytes == 5000)
         let ignored = try self.options("unsafe/300x200/filters:proportion(1.5):max_bytes(-1)/h/a.jpg")
@@ -132,7 +135,7 @@ struct ThumborDialectParserTests {
         for (path, name) in [("unsafe/300x200/filters:sharpen(1,1,true)/h/a.jpg", "sharpen"),
                              ("unsafe/300x200/filters:round_corner(10|20,255,255,255)/h/a.jpg", "round_corner"),
                              ("unsafe/300x200/filters:round_corner(10,255,255,255,true)/h/a.jpg", "transparent"),
-                             ("unsafe/300x200/filters:watermark(w.png,0,0,0)/h/a.jpg", "watermark"),
+                             ("unsafe/300x200/filters:watermark(w.png,repeat,0,0)/h/a.jpg", "repeat"),
                              ("unsafe/300x200/filters:format(heic)/h/a.jpg", "heic"),
                              ("unsafe/300x200/filters:fill(auto)/h/a.jpg", "fill"),
                              ("unsafe/trim/300x200/h/a.jpg", "trim"),
