@@ -56,6 +56,16 @@ enum RenderEstimate {
     /// from the aspect ratio either way up, as the EXIF orientation may turn it), never more than
     /// the source unless `enlarge` is set.
     static func outputPixels(width: Double, height: Double, parameters: ImageParameters) -> Double {
+        let pixels = unpaddedOutputPixels(width: width, height: height, parameters: parameters)
+        // imgproxy's padding adds a frame around whatever the fit made: bounded by the longest
+        // side either could have, so the limit and the estimate hold before the canvas is taken.
+        guard let padding = parameters.padding, padding.count == 4 else { return pixels }
+        let longest = max(width, height, Double(parameters.width ?? 0), Double(parameters.height ?? 0))
+        let across = Double(padding[1]) + Double(padding[3]), down = Double(padding[0]) + Double(padding[2])
+        return pixels + across * (longest + down) + down * longest
+    }
+
+    private static func unpaddedOutputPixels(width: Double, height: Double, parameters: ImageParameters) -> Double {
         let source = width * height
         let box: Double
         switch (parameters.width.map { Double($0) }, parameters.height.map { Double($0) }) {

@@ -168,6 +168,15 @@ struct ServerImgproxyDialectTests {
         try await server.stop()
     }
 
+    /// A padding is counted in the output's pixels before its canvas is allocated.
+    @Test func paddingCountsTowardsTheResultLimit() async throws {
+        let server = try await start(signed: false) { $0.maxResultPixels = 1_000_000 }
+        let photo = server.origin.url("/photo.jpg").absoluteString
+        let padded = try await ServerTestClient.send(port: server.port, "/insecure/rs:fit:100:50/pd:4000/plain/\(photo)@png")
+        #expect(padded.status == 422 && padded.errorCode == "resultTooLarge", "\(padded.status)")
+        try await server.stop()
+    }
+
     @Test func enforcedWebPVariesByAccept() async throws {
         let server = try await start(signed: false) { $0.imgproxy.enforceWebP = true }
         let photo = server.origin.url("/photo.jpg").absoluteString
