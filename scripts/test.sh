@@ -42,6 +42,16 @@ if [ -z "${WEBIMAGE_IMGPROXY_PYTHON:-}" ]; then
         echo "no imgproxy 1.0.0 package (PyPI unreachable?): the imgproxy dialect's end-to-end tests are skipped" >&2
     fi
 fi
+# libvips 8.18 (pyvips and pyvips-binary from PyPI), the reference for imgproxy's trim (#45): the
+# same virtualenv compare-render.sh uses; without PyPI that comparison is skipped, visibly.
+vips_venv=.build/vips-venv
+if [ -z "${WEBIMAGE_VIPS_PYTHON:-}" ]; then
+    if "$vips_venv/bin/python" -c 'import pyvips' 2>/dev/null || { python3 -m venv "$vips_venv" && "$vips_venv/bin/pip" install -q pyvips pyvips-binary==8.18.7; } >&2; then
+        export WEBIMAGE_VIPS_PYTHON="$PWD/$vips_venv/bin/python"
+    else
+        echo "no pyvips 8.18 (PyPI unreachable?): the comparison of imgproxy's trim with libvips is skipped" >&2
+    fi
+fi
 flags=(-c release -Xswiftc -enable-testing)
 swift build "${flags[@]}" --build-tests "$@"
 # Four runs: the suites whose loopback servers and timeouts keep time first, alone; then the

@@ -309,6 +309,12 @@ public struct ImageParameters: Sendable, Hashable {
         /// A second image composited over the output after every other step (thumbor's
         /// `watermark()`); `nil`: none.
         public var overlay: Overlay?
+        /// A border of one colour cut away before every other step, `crop`'s rectangle and the
+        /// focal point moved with the image and `crop` kept inside it (thumbor's `trim`,
+        /// imgproxy's `trim`); `nil`: none.
+        public var trim: ImageTransformers.Trim?
+        /// A wavelet sharpen after `sharpen` (thumbor's `sharpen(amount, radius, luminance_only)`); `nil`: none.
+        public var waveletSharpen: ImageTransformers.WaveletSharpen?
 
         /// Every option at its default: the source as it is, in the negotiated format.
         public init() {}
@@ -414,6 +420,8 @@ extension ImageParameters.Options {
         if let padding { key += ",padding=" + padding.map(String.init).joined(separator: ":") }
         if let overlay { key += ",overlay=" + overlay.key }
         if let sizedCrop { key += ",sizedcrop=\(sizedCrop.width):\(sizedCrop.height):\(sizedCrop.gravity.name)" }
+        if let trim { key += "," + trim.identifier }
+        if let waveletSharpen { key += "," + waveletSharpen.identifier }
         return key
     }
 }

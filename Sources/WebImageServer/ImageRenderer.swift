@@ -8,9 +8,9 @@ import WebImage
 /// Decode, transform, encode: one source's bytes to one response body. Synchronous CPU work, run
 /// in a slot of the process's CPU budget by the service.
 ///
-/// The order of operations: orientation (in the decode) → `crop` → `rotate`/`flip` → a sized
+/// The order of operations: orientation (in the decode) → a trim (thumbor's and imgproxy's) → `crop` → `rotate`/`flip` → a sized
 /// crop (imgproxy's `crop`) → resize (`fit`, `gravity` or `focus`, `dpr`) → the extension to the
-/// box (imgproxy's `extend`) → `blur` → `sharpen` → grey → watermark → flatten on `bg` (an output
+/// box (imgproxy's `extend`) → `blur` → `sharpen` → a wavelet sharpen (thumbor's) → grey → watermark → flatten on `bg` (an output
 /// without alpha, or always) → encode.
 struct ImageRenderer: Sendable {
     let coders: ImageCodersManager
@@ -40,7 +40,7 @@ struct ImageRenderer: Sendable {
         // Not with `crop`: its rectangle is in the source's own pixels.
         // Nor with the options that read the source's own size or pixels (thumbor's, #45).
         let readsSourcePixels = parameters.focalPoint != nil || parameters.adaptsOrientation || parameters.boxWithinSource
-            || parameters.boxScaledWithinSource || parameters.sizedCrop != nil
+            || parameters.boxScaledWithinSource || parameters.sizedCrop != nil || parameters.trim != nil
         options.maxPixelSize = parameters.crop != nil || readsSourcePixels ? nil
             : Self.decodeSide(parameters, sourceSize: detection.declaredSize(of: source), isJPEG: detection.format == .jpeg)
         // An animation the encoder takes frame by frame is decoded lazily: each frame is decoded,
@@ -209,17 +209,29 @@ struct ImageRenderer: Sendable {
     func transform(_ decoded: DecodedImage, for parameters: ImageParameters, checkpoint: () throws -> Void = {},
                    stop: StopFlag = StopFlag()) throws -> DecodedImage {
         var image = decoded
-        let sourceSize = (width: decoded.width, height: decoded.height)
         try checkpoint()
-        if let crop = parameters.crop {
+        var crop = parameters.crop
+        var focalPoint = parameters.focalPoint
+        if let trim = parameters.trim, !image.isAnimated, let box = trim.bounds(in: image.bitmap) {
+            image = try image.applying(ImageTransformers.Crop(x: box.x, y: box.y, width: box.width, height: box.height))
+            // As thumbor: the crop's corners move with the image, are kept inside it, and an empty one is no crop.
+            crop = crop.flatMap { crop in
+                let left = min(max(crop.x - box.x, 0), box.width), top = min(max(crop.y - box.y, 0), box.height)
+                let right = min(max(crop.x + crop.width - box.x, 0), box.width), bottom = min(max(crop.y + crop.height - box.y, 0), box.height)
+                return right > left && bottom > top ? ImageTransformers.Crop(x: left, y: top, width: right - left, height: bottom - top) : nil
+            }
+            focalPoint = focalPoint.map { ImageParameters.PixelPoint(x: $0.x - Double(box.x), y: $0.y - Double(box.y)) }
+        }
+        let sourceSize = (width: image.width, height: image.height)
+        if let crop {
             guard crop.x < image.width, crop.y < image.height else {
                 throw ServiceError.badParameter("'crop' \(crop.x),\(crop.y),\(crop.width),\(crop.height) lies outside the "
                     + "\(image.width)×\(image.height) image")
             }
             image = try image.applying(crop)
         }
-        let focus = parameters.focalPoint.flatMap { point in
-            Self.focus(point, crop: parameters.crop, croppedWidth: image.width, croppedHeight: image.height,
+        let focus = focalPoint.flatMap { point in
+            Self.focus(point, crop: crop, croppedWidth: image.width, croppedHeight: image.height,
                        rotate: parameters.rotate, flipHorizontal: parameters.flipHorizontal, flipVertical: parameters.flipVertical)
         }
         if parameters.rotate != 0 {
@@ -277,6 +289,10 @@ struct ImageRenderer: Sendable {
         if let sigma = parameters.sharpen {
             try checkpoint()
             image = try image.applying(ImageTransformers.Sharpen(sigma: sigma))
+        }
+        if let sharpen = parameters.waveletSharpen {
+            try checkpoint()
+            image = try image.applying(sharpen)
         }
         if parameters.grayscale {
             try checkpoint()

@@ -31,6 +31,12 @@ enum ImgproxyGeometry {
         result.width = try side(options.width, zoom: options.zoomX, name: "width")
         result.height = try side(options.height, zoom: options.zoomY, name: "height")
         result.dpr = options.dpr
+        if let threshold = options.trimThreshold {
+            // libvips' find_trim on the image flattened on magenta, as imgproxy calls it; not on animations.
+            result.trim = ImageTransformers.Trim(reference: options.trimColor.map { .color($0) } ?? .topLeft, tolerance: threshold,
+                                                 measure: .smoothedChannels(flattenedOn: RGBAColor(red: 255, green: 0, blue: 255)),
+                                                 equalHorizontal: options.trimEqualHorizontal, equalVertical: options.trimEqualVertical)
+        }
         if options.padding.contains(where: { $0 > 0 }) {
             // imgproxy scales the padding with dpr, as the box.
             result.padding = try options.padding.map { try side($0, zoom: 1, name: "padding") ?? 0 }
@@ -175,7 +181,6 @@ enum ImgproxyGeometry {
     /// A 400 naming the first option asked for that this service cannot honour.
     private static func refuseUnsupported(_ options: ImgproxyOptions) throws {
         if let name = options.unknownToService.first { throw ImgproxyOptions.unsupported(name, "") }
-        if options.trimThreshold != nil { throw ImgproxyOptions.unsupported("trim", "") }
         if options.pixelate > 1 { throw ImgproxyOptions.unsupported("pixelate", "") }
         if !options.skipProcessing.isEmpty { throw ImgproxyOptions.unsupported("skip_processing", "") }
         if options.raw { throw ImgproxyOptions.unsupported("raw", "") }

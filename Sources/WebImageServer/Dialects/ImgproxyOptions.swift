@@ -53,6 +53,10 @@ struct ImgproxyOptions: Sendable, Hashable {
     var cropHeight = 0.0
     var cropGravity: Gravity?
     var trimThreshold: Double?
+    /// `trim`'s colour; `nil`: the top-left pixel's.
+    var trimColor: RGBAColor?
+    var trimEqualHorizontal = false
+    var trimEqualVertical = false
     var padding = [0, 0, 0, 0]
     var autoRotate = true
     /// Degrees, a multiple of 90, as given (imgproxy turns clockwise).
@@ -268,6 +272,13 @@ struct ImgproxyOptions: Sendable, Hashable {
         case "trim", "t":
             try most(4)
             trimThreshold = args[0].isEmpty ? nil : try Self.decimal(args[0], key, aboveZero: false, signed: true)
+            trimColor = nil
+            if args.count > 1, !args[1].isEmpty {
+                guard let color = Self.hexColor(args[1]) else { throw Self.invalid("invalid trim color: \(args[1].prefix(32))") }
+                trimColor = color
+            }
+            if args.count > 2, !args[2].isEmpty { trimEqualHorizontal = Self.bool(args[2]) }
+            if args.count > 3, !args[3].isEmpty { trimEqualVertical = Self.bool(args[3]) }
         case "padding", "pd":
             try most(4)
             var sides = padding
@@ -402,10 +413,7 @@ struct ImgproxyOptions: Sendable, Hashable {
         case 1 where args[0].isEmpty:
             background = nil
         case 1:
-            // imgproxy's hex colours: RGB, RRGGBB (its alpha forms are not RGB).
-            var text = args[0]
-            if text.utf8.count == 3 { text = text.map { "\($0)\($0)" }.joined() }
-            guard text.utf8.count == 6, let color = ImageParameters.Options.color(hex: text) else {
+            guard let color = Self.hexColor(args[0]) else {
                 throw Self.invalid("invalid background: \(args[0].prefix(32)) (expected hex-encoded color)")
             }
             background = color
@@ -419,6 +427,14 @@ struct ImgproxyOptions: Sendable, Hashable {
         default:
             throw Self.invalid("invalid background arguments: \(args.joined(separator: ":").prefix(64))")
         }
+    }
+
+    /// imgproxy's hex colours: RGB, RRGGBB (its alpha forms are not RGB).
+    static func hexColor(_ text: String) -> RGBAColor? {
+        var text = text
+        if text.utf8.count == 3 { text = text.map { "\($0)\($0)" }.joined() }
+        guard text.utf8.count == 6 else { return nil }
+        return ImageParameters.Options.color(hex: text)
     }
 
     private mutating func setResizingType(_ text: String) throws {

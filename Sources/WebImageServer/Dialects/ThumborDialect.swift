@@ -38,6 +38,10 @@ struct ThumborDialect: URLDialect {
             try verify(hash: first, of: signed)
         }
         let url = try ThumborURL(parsing: signed)
+        if url.meta, url.trim != nil {
+            // meta/ is read from the source's header; a trimmed size needs the decoded pixels.
+            throw ServiceError.badParameter("thumbor's meta/ with trim is not supported by this service")
+        }
         let filters = try ThumborFilters(parsing: url.filters)
         var parameters = ImageParameters(url: try Self.source(url.image), options: try Self.options(url, filters))
         parameters.signature = first == "unsafe" ? nil : String(first)
@@ -89,8 +93,10 @@ struct ThumborDialect: URLDialect {
     /// mirrored with the picture.
     static func options(_ url: ThumborURL, _ filters: ThumborFilters) throws -> ImageParameters.Options {
         if url.debug { throw ServiceError.badParameter("thumbor's debug/ is not supported by this service") }
-        if url.trim != nil { throw ServiceError.badParameter("thumbor's trim is not supported by this service") }
         var options = ImageParameters.Options()
+        if let trim = url.trim {
+            options.trim = ImageTransformers.Trim(reference: trim.bottomRight ? .bottomRight : .topLeft, tolerance: Double(trim.tolerance))
+        }
         func side(_ side: ThumborURL.Side, _ name: String) throws -> Int? {
             switch side {
             case .proportional: return nil
@@ -158,7 +164,10 @@ struct ThumborDialect: URLDialect {
         options.focalPoint = filters.focal
         options.quality = filters.quality
         options.format = filters.format ?? .auto
+        // thumbor keeps the source's format (a PNG stays a PNG, opaque or not) unless it negotiates WebP.
+        options.autoFallback = .auto
         options.blur = filters.blurSigma
+        options.waveletSharpen = filters.sharpen
         options.grayscale = filters.grayscale
         options.colorAdjustments = filters.colorAdjustments
         options.proportion = filters.proportion

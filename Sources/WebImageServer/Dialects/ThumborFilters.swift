@@ -48,20 +48,22 @@ struct ThumborFilters: Sendable, Hashable {
     var cornerColor = RGBAColor.white
     /// `max_bytes(N)`.
     var maxBytes: Int?
+    /// `sharpen(amount, radius, luminance_only)`.
+    var sharpen: ImageTransformers.WaveletSharpen?
     /// The `focal` rectangles as given (in the oriented source's pixels), for `meta/`.
     var focalBoxes: [ThumborURL.Crop] = []
 
     /// The filters thumbor 7 ships (`thumbor.filters.BUILTIN_FILTERS`) that this service does
     /// not apply: asked for, they are a 400 naming them.
     static let unsupported: Set<String> = [
-        "sharpen", "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
+        "colorize", "noise", "equalize", "frame", "convolution", "extract_focal", "max_age", "curve",
         "autojpg", "redeye",
     ]
     /// The ones it does apply (`strip_exif` and `strip_icc` hold already: outputs carry neither).
     static let supported: Set<String> = [
         "quality", "format", "blur", "fill", "background_color", "grayscale", "rotate", "no_upscale", "upscale",
         "strip_exif", "strip_icc", "focal", "stretch", "brightness", "contrast", "saturation", "rgb",
-        "proportion", "max_bytes", "round_corner", "watermark",
+        "proportion", "max_bytes", "round_corner", "watermark", "sharpen",
     ]
     /// The most filters one URL may name.
     static let maxCount = 64
@@ -164,6 +166,11 @@ struct ThumborFilters: Sendable, Hashable {
                 cornerRadius = radius
                 cornerColor = RGBAColor(red: UInt8(min(255, channels[0]!)), green: UInt8(min(255, channels[1]!)),
                                         blue: UInt8(min(255, channels[2]!)))
+            case ("sharpen", 3):
+                guard let amount = Self.decimal(arguments[0]), let radius = Self.decimal(arguments[1]),
+                      ["true", "True", "false", "False", "1", "0"].contains(arguments[2]) else { continue }
+                sharpen = ImageTransformers.WaveletSharpen(amount: amount, radius: radius,
+                                                           luminanceOnly: ["true", "True", "1"].contains(arguments[2]))
             case ("max_bytes", 1):
                 guard let value = Self.digits(arguments[0]) else { continue }
                 maxBytes = value

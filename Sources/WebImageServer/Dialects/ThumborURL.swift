@@ -96,20 +96,24 @@ struct ThumborURL: Sendable, Hashable {
         return nil
     }
 
-    /// `trim`, `trim:top-left`, `trim:bottom-right:10`, `trim:5`.
+    /// `trim`, `trim:top-left`, `trim:bottom-right:10`, `trim:5` (thumbor's bottom-right, tolerance 0).
     private static func trim(_ part: Substring) throws -> Trim? {
         guard part.hasPrefix("trim") else { return nil }
         var fields = part.split(separator: ":", omittingEmptySubsequences: false)
         guard fields.removeFirst() == "trim" else { return nil }
         var trim = Trim(bottomRight: false, tolerance: 0)
+        var named = false
         if let first = fields.first, first == "top-left" || first == "bottom-right" {
             trim.bottomRight = first == "bottom-right"
+            named = true
             fields.removeFirst()
         }
         if let number = fields.first {
             guard let value = try Self.number(number, name: "trim tolerance") else { return nil }
-            trim.tolerance = value
             fields.removeFirst()
+            // thumbor reads `trim:N` as the position `N` (not `top-left`, so the bottom-right
+            // corner) and no tolerance.
+            if named { trim.tolerance = value } else { trim.bottomRight = true }
         }
         return fields.isEmpty ? trim : nil
     }

@@ -224,7 +224,7 @@ struct ImgproxyDialectParserTests {
     }
 
     @Test func optionsThisServiceCannotHonourAre400NamingThem() {
-        let refused = ["t:10", "pix:5", "skp:jpg", "raw:1", "mw:100", "mh:100", "c:100:100:sm", "g:sm/c:10", "ar:0", "sm:0",
+        let refused = ["pix:5", "skp:jpg", "raw:1", "mw:100", "mh:100", "c:100:100:sm", "g:sm/c:10", "ar:0", "sm:0",
                        "kcr:1", "scp:0", "z:2:3/w:10", "z:2", "wm:0.5", "wm:0.5:re:0:0:0.2", "wm:0.5:ce:5:5:0.2", "exar:1", "ph:1", "eth:1",
                        "bl:200", "sh:50"]
         for option in refused {
@@ -239,6 +239,23 @@ struct ImgproxyDialectParserTests {
         for bad in ["nope:1", "w:-1", "w:abc", "q:1:2", "fq:avif", "fq:abc:10", "exp:soon", "fn:%%%:1"] {
             #expect(refusal("_/\(bad)/plain/http://e.com/a.jpg")?.0 == 404, "\(bad)")
         }
+    }
+
+    @Test func trimReadsAsImgproxyReadsIt() throws {
+        let magenta = RGBAColor(red: 255, green: 0, blue: 255)
+        typealias Trim = ImageTransformers.Trim
+        #expect(try parameters("_/t:10/plain/http://e.com/a.jpg").trim
+            == Trim(reference: .topLeft, tolerance: 10, measure: .smoothedChannels(flattenedOn: magenta)))
+        #expect(try parameters("_/trim:2.5:fff:1:t/plain/http://e.com/a.jpg").trim
+            == Trim(reference: .color(.white), tolerance: 2.5, measure: .smoothedChannels(flattenedOn: magenta),
+                    equalHorizontal: true, equalVertical: true))
+        #expect(try parameters("_/t:10:00ff00::1/plain/http://e.com/a.jpg").trim
+            == Trim(reference: .color(RGBAColor(red: 0, green: 255, blue: 0)), tolerance: 10,
+                    measure: .smoothedChannels(flattenedOn: magenta), equalVertical: true))
+        // An empty threshold turns a preset's trim off.
+        #expect(try parameters("_/t:10/t:/plain/http://e.com/a.jpg").trim == nil)
+        #expect(refusal("_/t:10:nothex/plain/http://e.com/a.jpg")?.0 == 404)
+        #expect(refusal("_/t:10:fff:1:1:1/plain/http://e.com/a.jpg")?.0 == 404)
     }
 
     static let fullNames = ["t": "trim", "pd": "padding", "pix": "pixelate", "mb": "max_bytes", "skp": "skip_processing", "raw": "raw",

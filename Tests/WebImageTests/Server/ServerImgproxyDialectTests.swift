@@ -143,7 +143,16 @@ struct ServerImgproxyDialectTests {
         // Nothing negotiated without IMGPROXY_ENFORCE_*: the answer does not vary by Accept.
         let kept = try await ServerTestClient.send(port: open.port, "/insecure/w:30/plain/\(photo)", headers: [("Accept", "image/webp")])
         #expect(kept.status == 200 && kept.header("Content-Type") == "image/jpeg" && kept.header("Vary") == nil)
-        #expect(try await ServerTestClient.send(port: open.port, "/insecure/trim:10/plain/\(photo)").status == 400)
+        // trim: the white frame around the framed PNG's 300×200 picture at (40, 60) cut away;
+        // equal cuts make the left one as the right (60) and the bottom one as the top (40 then).
+        open.origin.route("/framed.png", .image(ServerTestImages.framed, contentType: "image/png"))
+        let framed = open.origin.url("/framed.png").absoluteString
+        for (options, width, height) in [("t:10", 300, 200), ("t:10:ffffff:1:1", 320, 220), ("t:10/rs:fit:150:150", 150, 100),
+                                         ("t:10:000000", 400, 300)] {
+            let reply = try await ServerTestClient.send(port: open.port, "/insecure/\(options)/plain/\(framed)@png")
+            let image = try ServerTestImages.decode(reply.body)
+            #expect(reply.status == 200 && image.width == width && image.height == height, "\(options): \(image.width)×\(image.height)")
+        }
         #expect(try await ServerTestClient.send(port: open.port, "/insecure/nope:1/plain/\(photo)").status == 404)
         #expect(try await ServerTestClient.send(port: open.port, "/insecure/exp:1000/plain/\(photo)").status == 404)
         // The service's own routes beside the dialect at /.

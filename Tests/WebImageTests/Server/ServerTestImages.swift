@@ -17,6 +17,23 @@ enum ServerTestImages {
         DecodedImage(bitmap: try SampleImages.quadrants(width: 64, height: 64, transparentCenter: true), hasAlpha: true),
         format: .png, options: EncodeOptions())
 
+    /// A 400×300 PNG: a white frame around a 300×200 picture at (40, 60), for `trim`.
+    static let framed: Data = try! {
+        let picture = try SampleImages.gradient(width: 300, height: 200, seed: 3)
+        let bitmap = try picture.withUnsafeBytes { inner in
+            try Bitmap(width: 400, height: 300) { buffer in
+                let bytes = buffer.bindMemory(to: UInt8.self)
+                for index in 0..<bytes.count { bytes[index] = 255 }
+                for y in 0..<200 {
+                    for x in 0..<300 {
+                        for channel in 0..<4 { bytes[((y + 60) * 400 + x + 40) * 4 + channel] = inner[(y * 300 + x) * 4 + channel] }
+                    }
+                }
+            }
+        }
+        return try ImageCodersManager.shared.encode(DecodedImage(bitmap: bitmap, hasAlpha: false), format: .png, options: EncodeOptions())
+    }()
+
     /// A three-frame 40×20 animated WebP.
     static let animation: Data = try! {
         let frames = try (0..<3).map { index in

@@ -66,6 +66,12 @@ struct ServerThumborOracleTests {
         ["width": 300, "height": 200, "filters": ["contrast(-30)"]],
         ["width": 300, "height": 200, "filters": ["saturation(0.4)"]],
         ["width": 300, "height": 200, "filters": ["rgb(10,-20,30)", "brightness(-5)"]],
+        ["width": 300, "height": 200, "filters": ["sharpen(1.5,0.5,true)"]],
+        ["width": 300, "height": 200, "filters": ["sharpen(2,1,false)", "format(png)"]],
+        ["framed": true, "trim": true, "width": 150],
+        ["framed": true, "trim": ["bottom-right", 10], "width": 200, "height": 100],
+        ["framed": true, "trim": true, "crop": [[20, 40], [300, 200]], "width": 100],
+        ["framed": true, "trim": true, "width": 120, "height": 120, "fit_in": true, "filters": ["sharpen(1,1,true)", "fill(black)"]],
         ["alpha": true, "width": 32, "height": 32],
         ["alpha": true, "width": 48, "height": 32, "filters": ["background_color(ff0000)"]],
         ["alpha": true, "width": 100, "height": 50, "fit_in": true, "filters": ["fill(blue)"]],
@@ -78,14 +84,15 @@ struct ServerThumborOracleTests {
         }
         server.origin.route("/photo.jpg", .image(ServerTestImages.photo, contentType: "image/jpeg"))
         server.origin.route("/alpha.png", .image(ServerTestImages.alpha, contentType: "image/png"))
+        server.origin.route("/framed.png", .image(ServerTestImages.framed, contentType: "image/png"))
         return (server, try await ThumborReference.Server.start())
     }
 
     private func urls(_ cases: [[String: Any]], origin: LoopbackServer) async throws -> [String] {
         try await ThumborReference.urls(cases.map { options in
             var options = options
-            let alpha = options.removeValue(forKey: "alpha") != nil
-            options["image_url"] = origin.url(alpha ? "/alpha.png" : "/photo.jpg").absoluteString
+            let alpha = options.removeValue(forKey: "alpha") != nil, framed = options.removeValue(forKey: "framed") != nil
+            options["image_url"] = origin.url(alpha ? "/alpha.png" : framed ? "/framed.png" : "/photo.jpg").absoluteString
             // A watermark's image: the PNG with a transparent centre, from the same origin.
             if let filters = options["filters"] as? [String] {
                 options["filters"] = filters.map { $0.replacingOccurrences(of: "MARK", with: origin.url("/alpha.png").absoluteString) }

@@ -131,14 +131,31 @@ struct ThumborDialectParserTests {
         #expect(skipped.quality == nil && skipped.blur == nil && skipped.format == .auto)
     }
 
+    @Test func trimAndSharpenReadAsThumborReadsThem() throws {
+        typealias Trim = ImageTransformers.Trim
+        #expect(try options("unsafe/trim/300x200/h/a.jpg").trim == Trim(reference: .topLeft, tolerance: 0))
+        #expect(try options("unsafe/trim:top-left/300x200/h/a.jpg").trim == Trim(reference: .topLeft, tolerance: 0))
+        #expect(try options("unsafe/trim:bottom-right:12/300x200/h/a.jpg").trim == Trim(reference: .bottomRight, tolerance: 12))
+        // thumbor takes the 5 of `trim:5` for the position, which is then not top-left, and no tolerance.
+        #expect(try options("unsafe/trim:5/300x200/h/a.jpg").trim == Trim(reference: .bottomRight, tolerance: 0))
+        #expect(try options("unsafe/300x200/h/a.jpg").trim == nil)
+        #expect(try options("unsafe/300x200/filters:sharpen(1.5,0.5,true)/h/a.jpg").waveletSharpen
+            == ImageTransformers.WaveletSharpen(amount: 1.5, radius: 0.5, luminanceOnly: true))
+        #expect(try options("unsafe/300x200/filters:sharpen(2,1,False)/h/a.jpg").waveletSharpen
+            == ImageTransformers.WaveletSharpen(amount: 2, radius: 1, luminanceOnly: false))
+        // Arguments thumbor's patterns refuse: the filter is skipped.
+        #expect(try options("unsafe/300x200/filters:sharpen(2,1,yes)/h/a.jpg").waveletSharpen == nil)
+        #expect(try options("unsafe/300x200/filters:sharpen(2,1)/h/a.jpg").waveletSharpen == nil)
+    }
+
     @Test func whatCannotBeHonouredIs400NamingIt() {
-        for (path, name) in [("unsafe/300x200/filters:sharpen(1,1,true)/h/a.jpg", "sharpen"),
+        for (path, name) in [("unsafe/300x200/filters:colorize(10,20,30,ff0000)/h/a.jpg", "colorize"),
                              ("unsafe/300x200/filters:round_corner(10|20,255,255,255)/h/a.jpg", "round_corner"),
                              ("unsafe/300x200/filters:round_corner(10,255,255,255,true)/h/a.jpg", "transparent"),
                              ("unsafe/300x200/filters:watermark(w.png,repeat,0,0)/h/a.jpg", "repeat"),
                              ("unsafe/300x200/filters:format(heic)/h/a.jpg", "heic"),
                              ("unsafe/300x200/filters:fill(auto)/h/a.jpg", "fill"),
-                             ("unsafe/trim/300x200/h/a.jpg", "trim"),
+                             ("unsafe/meta/trim/300x200/h/a.jpg", "trim"),
                              ("unsafe/debug/300x200/h/a.jpg", "debug"),
                              ("unsafe/origx200/h/a.jpg", "orig"),
                              ("unsafe/9000x200/h/a.jpg", "width"),

@@ -1,0 +1,193 @@
+extension ImageTransformers {
+    /// Cuts away a border of one colour: every frame is cropped to the rectangle, found on the
+    /// first frame, that holds each pixel differing from the border's colour by more than a
+    /// tolerance.
+    ///
+    /// Two services' rules are offered, so that a service speaking their URLs gives their pixels:
+    /// - ``Measure/distance``: thumbor's `trim`, the Euclidean distance over red, green, blue and
+    ///   alpha, each pixel as it is;
+    /// - ``Measure/smoothedChannels(flattenedOn:)``: imgproxy's (libvips' `find_trim`), transparency
+    ///   flattened on a colour first, then each channel's 3×3 median compared on its own.
+    ///
+    /// When no pixel differs the image is left as it is.
+    public struct Trim: ImageTransformer, Hashable {
+        /// Where the border's colour comes from.
+        public enum Reference: Sendable, Hashable {
+            /// The top-left pixel.
+            case topLeft
+            /// The bottom-right pixel.
+            case bottomRight
+            /// A given colour (its alpha is not compared).
+            case color(RGBAColor)
+        }
+
+        /// How a pixel is told apart from the border.
+        public enum Measure: Sendable, Hashable {
+            /// Differs when the Euclidean distance over its four channels exceeds the tolerance (thumbor).
+            case distance
+            /// Transparency flattened on the colour, then differs when any colour channel's 3×3
+            /// median is further than the tolerance from the reference's (libvips' `find_trim`).
+            case smoothedChannels(flattenedOn: RGBAColor)
+        }
+
+        /// The border's colour.
+        public var reference: Reference
+        /// How far a pixel may be from it and still be border.
+        public var tolerance: Double
+        /// How the distance is measured.
+        public var measure: Measure
+        /// The left and right cuts made equal, to the smaller (imgproxy's `equal_hor`).
+        public var equalHorizontal: Bool
+        /// The top and bottom cuts made equal, to the smaller (imgproxy's `equal_ver`).
+        public var equalVertical: Bool
+
+        /// A trim of the border of `reference`'s colour.
+        public init(reference: Reference = .topLeft, tolerance: Double = 0, measure: Measure = .distance,
+                    equalHorizontal: Bool = false, equalVertical: Bool = false) {
+            self.reference = reference
+            self.tolerance = tolerance
+            self.measure = measure
+            self.equalHorizontal = equalHorizontal
+            self.equalVertical = equalVertical
+        }
+
+        /// `"trim(REFERENCE,TOLERANCE,MEASURE[,h][,v])"`, e.g. `"trim(top-left,10,distance)"`.
+        public var identifier: String {
+            let reference = switch reference {
+            case .topLeft: "top-left"
+            case .bottomRight: "bottom-right"
+            case .color(let color): color.hexString
+            }
+            let measure = switch measure {
+            case .distance: "distance"
+            case .smoothedChannels(let color): "median-\(color.hexString)"
+            }
+            return "trim(\(reference),\(TransformSupport.format(tolerance)),\(measure)\(equalHorizontal ? ",h" : "")\(equalVertical ? ",v" : ""))"
+        }
+
+        /// The first frame cut to ``bounds(in:)``, every other frame with it.
+        public func transform(_ image: DecodedImage) throws -> DecodedImage {
+            guard let box = bounds(in: image.bitmap) else { return image }
+            return try Crop(x: box.x, y: box.y, width: box.width, height: box.height).transform(image)
+        }
+
+        /// The rectangle kept of `bitmap`, or `nil` when nothing is cut (no pixel differs, or every
+        /// edge holds one that does).
+        public func bounds(in bitmap: Bitmap) -> (x: Int, y: Int, width: Int, height: Int)? {
+            let (width, height) = (bitmap.width, bitmap.height)
+            var box: (x: Int, y: Int, width: Int, height: Int)
+            switch measure {
+            case .distance:
+                guard let found = distanceBounds(bitmap) else { return nil }
+                box = found
+            case .smoothedChannels(let flattenColor):
+                box = smoothedBounds(bitmap, flattenedOn: flattenColor)
+            }
+            if equalHorizontal {
+                let rightCut = width - box.x - box.width
+                if rightCut > box.x { box.width += rightCut - box.x } else if rightCut < box.x { box.width += box.x - rightCut; box.x = rightCut }
+            }
+            if equalVertical {
+                let bottomCut = height - box.y - box.height
+                if bottomCut > box.y { box.height += bottomCut - box.y } else if bottomCut < box.y { box.height += box.y - bottomCut; box.y = bottomCut }
+            }
+            guard box.width > 0, box.height > 0, box.width < width || box.height < height else { return nil }
+            return box
+        }
+
+        /// thumbor's `_bounding_box`, its scan included: a row's rightmost differing pixel counts
+        /// only past both its first one and the right edge found so far, and the right edge starts
+        /// at 0, so a one-pixel-wide object finds no box (thumbor then does not trim).
+        private func distanceBounds(_ bitmap: Bitmap) -> (x: Int, y: Int, width: Int, height: Int)? {
+            let (width, height) = (bitmap.width, bitmap.height)
+            var (left, top, right, bottom) = (width, height, 0, 0)
+            bitmap.withUnsafeBytes { raw in
+                let pixels = raw.bindMemory(to: UInt8.self)
+                let anchor = referencePixel(pixels, width: width, height: height)
+                func differs(_ x: Int, _ y: Int) -> Bool {
+                    let offset = (y * width + x) * 4
+                    let r = Int(pixels[offset]) - anchor.0, g = Int(pixels[offset + 1]) - anchor.1
+                    let b = Int(pixels[offset + 2]) - anchor.2, a = Int(pixels[offset + 3]) - anchor.3
+                    return Double(r * r + g * g + b * b + a * a).squareRoot() > tolerance
+                }
+                for y in 0..<height {
+                    var x = 0
+                    while x < width, !differs(x, y) { x += 1 }
+                    if x < width {
+                        left = min(left, x)
+                        top = min(top, y)
+                        bottom = y
+                    }
+                    var last = width - 1
+                    while last > max(x, right) {
+                        if differs(last, y) { right = last; break }
+                        last -= 1
+                    }
+                }
+            }
+            guard right >= left, bottom >= top else { return nil }
+            return (left, top, right - left + 1, bottom - top + 1)
+        }
+
+        /// libvips' `find_trim`: a pixel differs when, for some colour channel, five or more of its
+        /// 3×3 neighbourhood (edges extended by copying) lie beyond the tolerance on one side, which
+        /// is when the median does. Nothing found is a box of 0×0 at the far corner, as libvips reports it.
+        private func smoothedBounds(_ bitmap: Bitmap, flattenedOn color: RGBAColor) -> (x: Int, y: Int, width: Int, height: Int) {
+            let (width, height) = (bitmap.width, bitmap.height)
+            var (left, top, right, bottom) = (width, height, -1, -1)
+            let flat = bitmap.withUnsafeBytes { Self.flattened($0.bindMemory(to: UInt8.self), on: color) }
+            flat.withUnsafeBufferPointer { pixels in
+                let anchor = referencePixel(pixels, width: width, height: height)
+                let references = [anchor.0, anchor.1, anchor.2]
+                for y in 0..<height {
+                    let rows = (max(y - 1, 0), y, min(y + 1, height - 1))
+                    for x in 0..<width {
+                        let columns = (max(x - 1, 0), x, min(x + 1, width - 1))
+                        var differs = false
+                        for channel in 0..<3 where !differs {
+                            var above = 0, below = 0
+                            for row in [rows.0, rows.1, rows.2] {
+                                for column in [columns.0, columns.1, columns.2] {
+                                    let difference = Double(Int(pixels[(row * width + column) * 4 + channel]) - references[channel])
+                                    if difference > tolerance { above += 1 } else if -difference > tolerance { below += 1 }
+                                }
+                            }
+                            differs = above >= 5 || below >= 5
+                        }
+                        if differs {
+                            left = min(left, x); right = max(right, x)
+                            top = min(top, y); bottom = max(bottom, y)
+                        }
+                    }
+                }
+            }
+            return right < left ? (width, height, 0, 0) : (left, top, right - left + 1, bottom - top + 1)
+        }
+
+        private func referencePixel(_ pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int) -> (Int, Int, Int, Int) {
+            switch reference {
+            case .topLeft: return (Int(pixels[0]), Int(pixels[1]), Int(pixels[2]), Int(pixels[3]))
+            case .bottomRight:
+                let offset = (width * height - 1) * 4
+                return (Int(pixels[offset]), Int(pixels[offset + 1]), Int(pixels[offset + 2]), Int(pixels[offset + 3]))
+            case .color(let color): return (Int(color.red), Int(color.green), Int(color.blue), Int(color.alpha))
+            }
+        }
+
+        /// RGBA with alpha flattened on `color`, each channel truncated as libvips' `flatten`
+        /// rounds it; alpha set to 255.
+        private static func flattened(_ pixels: UnsafeBufferPointer<UInt8>, on color: RGBAColor) -> [UInt8] {
+            var flat = [UInt8](repeating: 255, count: pixels.count)
+            let background = [Int(color.red), Int(color.green), Int(color.blue)]
+            var offset = 0
+            while offset < pixels.count {
+                let alpha = Int(pixels[offset + 3])
+                for channel in 0..<3 {
+                    flat[offset + channel] = UInt8((Int(pixels[offset + channel]) * alpha + background[channel] * (255 - alpha)) / 255)
+                }
+                offset += 4
+            }
+            return flat
+        }
+    }
+}
