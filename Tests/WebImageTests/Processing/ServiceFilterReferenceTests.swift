@@ -175,6 +175,30 @@ struct ServiceFilterReferenceTests {
     }
 }
 
+@Suite("Trim and wavelet sharpen on the smallest images")
+struct ServiceFilterEdgeTests {
+    /// Sides of 1 and 2 and runs of one colour: a wavelet level's spacing (up to 16) longer than
+    /// the side, a trim with nothing to cut and one that would cut everything. Nothing traps.
+    @Test(arguments: [(1, 1), (1, 7), (7, 1), (2, 2), (3, 17), (31, 2)])
+    func tinyImagesNeverTrap(width: Int, height: Int) throws {
+        let image = DecodedImage(bitmap: try ServiceFilterReferenceTests.bordered(width: width, height: height, border: (0, 0, 0, 255),
+                                                                                   inner: (0, 0, width, height), seed: 11), hasAlpha: true)
+        let sharpened = try ImageTransformers.WaveletSharpen(amount: 3, radius: 2).transform(image)
+        #expect(sharpened.width == width && sharpened.height == height)
+        #expect(try ImageTransformers.WaveletSharpen(amount: .greatestFiniteMagnitude, radius: 0, luminanceOnly: true)
+            .transform(image).width == width)
+        for measure in [ImageTransformers.Trim.Measure.distance, .smoothedChannels(flattenedOn: .white)] {
+            for tolerance in [0.0, 1000] {
+                let trimmed = try ImageTransformers.Trim(reference: .bottomRight, tolerance: tolerance, measure: measure,
+                                                         equalHorizontal: true, equalVertical: true).transform(image)
+                #expect(trimmed.width <= width && trimmed.height <= height && trimmed.width > 0)
+            }
+        }
+        let flat = DecodedImage(bitmap: try Bitmap(width: width, height: height, filledWith: (9, 9, 9, 255)), hasAlpha: false)
+        #expect(try ImageTransformers.Trim().transform(flat).width == width)
+    }
+}
+
 /// libvips 8.18 through pyvips (PyPI `pyvips` and `pyvips-binary`), the reference for imgproxy's
 /// `trim`: `WEBIMAGE_VIPS_PYTHON`, else `.build/vips-venv` (made by `scripts/test.sh`).
 enum VipsReference {
