@@ -313,6 +313,9 @@ public struct ImageParameters: Sendable, Hashable {
         /// focal point moved with the image and `crop` kept inside it (thumbor's `trim`,
         /// imgproxy's `trim`); `nil`: none.
         public var trim: ImageTransformers.Trim?
+        /// A `crop` wholly outside the image is no crop rather than a 400 (thumbor's `AxB:CxD`,
+        /// which it clamps to the image and ignores when nothing is left).
+        public var ignoresCropOutside: Bool = false
         /// A wavelet sharpen after `sharpen` (thumbor's `sharpen(amount, radius, luminance_only)`); `nil`: none.
         public var waveletSharpen: ImageTransformers.WaveletSharpen?
 
@@ -421,6 +424,7 @@ extension ImageParameters.Options {
         if let overlay { key += ",overlay=" + overlay.key }
         if let sizedCrop { key += ",sizedcrop=\(sizedCrop.width):\(sizedCrop.height):\(sizedCrop.gravity.name)" }
         if let trim { key += "," + trim.identifier }
+        if ignoresCropOutside { key += ",cropclamped=1" }
         if let waveletSharpen { key += "," + waveletSharpen.identifier }
         return key
     }

@@ -223,6 +223,7 @@ struct ImageRenderer: Sendable {
             focalPoint = focalPoint.map { ImageParameters.PixelPoint(x: $0.x - Double(box.x), y: $0.y - Double(box.y)) }
         }
         let sourceSize = (width: image.width, height: image.height)
+        if let outside = crop, parameters.ignoresCropOutside, outside.x >= image.width || outside.y >= image.height { crop = nil }
         if let crop {
             guard crop.x < image.width, crop.y < image.height else {
                 throw ServiceError.badParameter("'crop' \(crop.x),\(crop.y),\(crop.width),\(crop.height) lies outside the "

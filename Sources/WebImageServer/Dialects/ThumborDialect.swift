@@ -111,6 +111,7 @@ struct ThumborDialect: URLDialect {
         var width = try side(url.width, "width"), height = try side(url.height, "height")
         if let crop = url.crop, crop.right > crop.left, crop.bottom > crop.top {
             options.crop = ImageTransformers.Crop(x: crop.left, y: crop.top, width: crop.right - crop.left, height: crop.bottom - crop.top)
+            options.ignoresCropOutside = true
         }
         var flipHorizontal = url.flipHorizontal, flipVertical = url.flipVertical
         // Where the alignment puts the crop, as fractions of the image: 0, ½ or 1 each way.

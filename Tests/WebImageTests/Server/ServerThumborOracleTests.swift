@@ -32,6 +32,8 @@ struct ServerThumborOracleTests {
         ["width": 1000, "height": 300, "filters": ["no_upscale()"]],
         ["width": 100, "height": 100, "crop": [[0, 0], [320, 240]]],
         ["width": 200, "crop": [[100, 50], [500, 400]]],
+        ["width": 100, "height": 100, "crop": [[700, 500], [800, 600]]],
+        ["width": 150, "crop": [[600, 400], [900, 900]]],
         ["width": 300, "height": 200, "flip": true],
         ["width": 300, "height": 200, "flop": true],
         ["width": 300, "height": 200, "flip": true, "flop": true, "halign": "left", "valign": "top"],
