@@ -46,8 +46,8 @@ enum RenderEstimate {
         if parameters.blur != nil || parameters.sharpen != nil { total += 32 * output + 4 * output * count }
         // The wavelet sharpen's five planes of Float (one frame at a time) and its output.
         if parameters.waveletSharpen != nil { total += 20 * output + 4 * output * count }
-        // A trim's flattened copy (imgproxy's measure) and the trimmed bitmap beside the decoded one.
-        if parameters.trim != nil { total += 8 * width * height }
+        // A trim's cut bitmap beside the decoded one (the search itself reads in place).
+        if parameters.trim != nil { total += 4 * width * height }
         if parameters.crop != nil || parameters.rotate != 0 || parameters.flipHorizontal || parameters.flipVertical
             || parameters.watermark != nil { total += 4 * width * height * count }
         return Int(min(total, Double(Int.max / 4)))
