@@ -46,4 +46,14 @@ struct HexTextTests {
         #expect(DiskCacheFileNames.isEntryName(String(repeating: "0123456789abcdef", count: 4) + ".png"))
         #expect(!DiskCacheFileNames.isEntryName(String(repeating: "0123456789ABCDEF", count: 4)))
     }
+
+    @Test func hexTextRoundTripsInEitherCase() {
+        let bytes: [UInt8] = [0x00, 0x01, 0x7f, 0x80, 0xab, 0xff]
+        #expect(Hex.uppercase(bytes) == "00017F80ABFF")
+        #expect(Hex.bytes(Hex.lowercase(bytes)) == bytes && Hex.bytes(Hex.uppercase(bytes)) == bytes)
+        #expect(Hex.bytes("") == [] && Hex.bytes("0") == nil && Hex.bytes("0g") == nil && Hex.bytes("-1") == nil)
+        #expect((0...255).map { Hex.percentEncoded(UInt8($0)) }.allSatisfy { Hex.percentDecoded($0)?.count == 1 })
+        #expect(Hex.percentEncoded(0x2f) == "%2F" && Hex.percentEncoded(0) == "%00")
+        #expect((0...255).filter { Hex.isLowercaseDigit(UInt8($0)) }.map { UInt8($0) } == Array("0123456789abcdef".utf8))
+    }
 }

@@ -39,4 +39,19 @@ struct UTCCalendarTests {
             #expect(HTTPRetryPolicy.retryAfter(bad) == nil, "\(bad)")
         }
     }
+
+    @Test func civilDatesRoundTripThroughTheSecondCount() throws {
+        for seconds in [0, -1, 86_399, 86_400, 951_782_399, 951_868_800, -62_135_596_800, 253_402_300_799] {
+            let moment = UTCDateTime(secondsSince1970: seconds)
+            #expect(moment.secondsSince1970 == seconds, "\(moment)")
+        }
+        #expect(UTCDateTime(secondsSince1970: -62_135_596_800) == UTCDateTime(year: 1, month: 1, day: 1, hour: 0, minute: 0, second: 0))
+        #expect(UTCDateTime(secondsSince1970: 951_868_799) == UTCDateTime(year: 2000, month: 2, day: 29, hour: 23, minute: 59, second: 59))
+        // The extremes are reached without a trap.
+        #expect(UTCDateTime(secondsSince1970: .min).second >= 0 && UTCDateTime(secondsSince1970: .max).second < 60)
+        #expect(UTCDateTime(year: 2000, month: 13, day: 1, hour: 0, minute: 0, second: 0) == nil)
+        #expect(UTCDateTime(year: 2000, month: 1, day: 1, hour: 0, minute: 0, second: 61) == nil)
+        #expect(UTCDateTime(year: .max, month: 1, day: 1, hour: 0, minute: 0, second: 0) == nil)
+        #expect(try #require(UTCDateTime(year: 2001, month: 2, day: 31, hour: 0, minute: 0, second: 0)).secondsSince1970 == 983_577_600)
+    }
 }
