@@ -71,8 +71,9 @@ let package = Package(
         ),
         // Little CMS: embedded ICC profiles (and PNG gAMA/cHRM) converted to sRGB.
         codec("CLCMS2", pkgConfig: "lcms2", apt: "liblcms2-dev"),
-        // The lock, HTTP whitespace trimming and the partial-data throttle: what the library and
-        // its HTTP stack share. Only `package` declarations; WebImage re-exports it to the package.
+        // The lock, HTTP whitespace trimming, the partial-data throttle, hex, the UTC calendar and
+        // the JSON writer: what the library, its HTTP stack, the service and the CLI share. Only
+        // `package` declarations; WebImage re-exports it to the package.
         .target(
             name: "WebImageSupport",
             dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")]

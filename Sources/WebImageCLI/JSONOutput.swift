@@ -3,15 +3,14 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImage
 
-/// The CLI's one JSON writer: every `--json` record is an `Encodable` value printed as one line,
-/// keys sorted, slashes unescaped (URLs stay readable).
+/// The CLI's `--json` lines: every record is an `Encodable` value printed as one line by the
+/// package's ``JSONWriter``, keys sorted, slashes unescaped (URLs stay readable).
 enum JSONOutput {
     /// `value` as one line of JSON.
     static func line(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // The CLI's records hold strings, numbers and booleans only, which always encode.
-        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+        JSONWriter.data(value, escapingSlashes: false).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }

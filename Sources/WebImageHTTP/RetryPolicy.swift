@@ -111,16 +111,8 @@ public struct HTTPRetryPolicy: Sendable, Hashable {
         guard let monthIndex = months.firstIndex(of: String(parts[2])) else { return nil }
         let time = parts[4].split(separator: ":")
         guard time.count == 3, let hour = Int(time[0]), let minute = Int(time[1]), let second = Int(time[2]),
-              (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
-        // Days from the civil date (Howard Hinnant's algorithm).
-        let month = monthIndex + 1
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146097 + dayOfEra - 719468
-        return Double(days) * 86400 + Double(hour * 3600 + minute * 60 + second)
+              let moment = UTCDateTime(year: year, month: monthIndex + 1, day: day, hour: hour, minute: minute, second: second) else { return nil }
+        return Double(moment.secondsSince1970)
     }
 
     static func seconds(_ duration: Duration) -> Double {

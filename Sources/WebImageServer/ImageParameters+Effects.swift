@@ -100,19 +100,3 @@ extension ImageParameters.Options {
         return RGBAColor(red: channels[0], green: channels[1], blue: channels[2], alpha: channels.count == 4 ? channels[3] : 255)
     }
 }
-
-extension Hex {
-    /// The bytes of hex text (two digits a byte, either case: `bg`'s colours, imgproxy's keys and
-    /// salts), `nil` for an odd length or any other character.
-    static func bytes(_ text: some StringProtocol) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = digitValue(digits[index]), let low = digitValue(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
-    }
-}

@@ -28,8 +28,6 @@ struct InfoBody: Encodable {
 
     /// The body, keys sorted.
     var json: Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(self)) ?? Data("{}".utf8)
+        JSONWriter.data(self) ?? Data("{}".utf8)
     }
 }

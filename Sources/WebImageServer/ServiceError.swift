@@ -70,8 +70,6 @@ public struct ServiceError: Error, Sendable, Hashable {
             struct Detail: Encodable { var code: String; var message: String }
             var error: Detail
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(Body(error: .init(code: code, message: message)))) ?? Data("{\"error\":{\"code\":\"internal\",\"message\":\"\"}}".utf8)
+        return JSONWriter.data(Body(error: .init(code: code, message: message))) ?? Data("{\"error\":{\"code\":\"internal\",\"message\":\"\"}}".utf8)
     }
 }

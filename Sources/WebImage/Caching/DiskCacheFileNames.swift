@@ -17,7 +17,7 @@ enum DiskCacheFileNames {
     /// and one of ``imageExtensions``.
     static func isEntryName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
-        guard bytes.count >= 64, bytes[..<64].allSatisfy(isLowercaseHexDigit) else { return false }
+        guard bytes.count >= 64, bytes[..<64].allSatisfy(Hex.isLowercaseDigit) else { return false }
         if bytes.count == 64 { return true }
         guard bytes[64] == UInt8(ascii: "."), bytes.count <= 70 else { return false }
         return imageExtensions.contains(String(decoding: bytes[65...], as: UTF8.self))
@@ -30,7 +30,7 @@ enum DiskCacheFileNames {
         let prefix = Array(temporaryPrefix.utf8)
         guard bytes.count > prefix.count, bytes.count <= prefix.count + 40, bytes.starts(with: prefix) else { return false }
         return bytes[prefix.count...].allSatisfy { byte in
-            isLowercaseHexDigit(byte) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            Hex.isLowercaseDigit(byte) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || byte == UInt8(ascii: "-")
         }
     }
@@ -39,11 +39,6 @@ enum DiskCacheFileNames {
     /// (containers sharing a volume), and liveness is told by a lock, not by the name.
     static func temporaryName() -> String {
         let random = UInt64.random(in: 0...UInt64.max)
-        let hex = String(random, radix: 16)
-        return temporaryPrefix + String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    private static func isLowercaseHexDigit(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+        return temporaryPrefix + withUnsafeBytes(of: random.bigEndian) { Hex.lowercase($0) }
     }
 }

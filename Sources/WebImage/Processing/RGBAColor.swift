@@ -26,12 +26,6 @@ public struct RGBAColor: Sendable, Hashable {
 
     /// `#RRGGBBAA` in upper-case hex: the form used in transformer identifiers.
     public var hexString: String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var bytes: [UInt8] = [UInt8(ascii: "#")]
-        for channel in [red, green, blue, alpha] {
-            bytes.append(digits[Int(channel >> 4)])
-            bytes.append(digits[Int(channel & 0xF)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        "#" + Hex.uppercase([red, green, blue, alpha])
     }
 }

@@ -1,5 +1,5 @@
 // The package's shared primitives (`Locked`, `trimmingSpacesAndTabs`, `PartialDataThrottle`, `SHA256`,
-// the big- and little-endian byte reader) live in their own module so the HTTP stack can use them
+// the big- and little-endian byte reader, `Hex`, `UTCDateTime`, `JSONWriter`) live in their own module so the HTTP stack can use them
 // without depending on WebImage. Re-exported so every file here, and the package's other modules
 // that import WebImage, see them as before; they are `package` declarations, so nothing reaches
 // the public API.

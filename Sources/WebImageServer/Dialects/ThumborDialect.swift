@@ -209,7 +209,7 @@ struct ThumborDialect: URLDialect {
             if byte > 0x20, byte < 0x7f, !"\"<>\\^`{|}".utf8.contains(byte) {
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                result += "%" + Hex.lowercase([byte]).uppercased()
+                result += Hex.percentEncoded(byte)
             }
         }
         return result

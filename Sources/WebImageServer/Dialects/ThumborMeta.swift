@@ -220,7 +220,8 @@ struct ThumborMeta: Sendable, Hashable {
                                        operations: description.operations,
                                        target: .init(width: description.target.width, height: description.target.height),
                                        focal_points: description.focalPoints))
-        return (try? JSONEncoder().encode(body)) ?? Data("{}".utf8)
+        // Keys unsorted, as the service has always written them: in Foundation's order, not thumbor's.
+        return JSONWriter.data(body, sortingKeys: false) ?? Data("{}".utf8)
     }
 
     private struct Body: Encodable {

@@ -214,4 +214,26 @@ struct ThumborDialectParserTests {
         let turned = try meta("300x200/filters:rotate(90):format(png)/example.com/a.jpg")
         #expect(turned.target == (300, 200) && turned.final == (200, 300))
     }
+
+    /// `meta/`'s JSON: thumbor's keys and numbers (whole floats without `.0`), `/` written `\/`.
+    /// Its keys come in Foundation's unsorted order, which varies between processes, so it is
+    /// compared parsed.
+    @Test func metaJSONHasThumborsShape() throws {
+        let request = try dialect(key: nil).request(path: "unsafe/meta/10x20:330x260/-100x200/left/top/example.com/a.jpg", query: "")
+        guard case .thumborMeta(let meta, let image) = request.answer else {
+            Issue.record("not a meta/ request")
+            return
+        }
+        let body = meta.json(info: ImageInfo(format: .jpeg, width: 640, height: 480, bytes: 1000), image: image)
+        let text = String(decoding: body, as: UTF8.self)
+        let expected = #"""
+            {"thumbor":{"source":{"url":"example.com\/a.jpg","width":100,"height":200,"frameCount":1},
+            "operations":[{"type":"crop","left":10,"top":20,"right":330,"bottom":260},{"type":"crop","left":0,"top":0,"right":120,"bottom":240},
+            {"type":"resize","width":100,"height":200},{"type":"flip_horizontally"}],
+            "target":{"width":100,"height":200},"focal_points":[{"x":0,"y":0,"z":1,"height":1,"width":1,"origin":"alignment"}]}}
+            """#.replacingOccurrences(of: "\n", with: "")
+        let parsed = try JSONSerialization.jsonObject(with: body) as? NSDictionary
+        #expect(parsed == (try JSONSerialization.jsonObject(with: Data(expected.utf8)) as? NSDictionary), "\(text)")
+        #expect(text.utf8.count == expected.utf8.count && text.contains(#""url":"example.com\/a.jpg""#) && !text.contains(".0"), "\(text)")
+    }
 }

@@ -70,23 +70,12 @@ package struct S3RequestSigner: Sendable {
         return isDefault ? bracketed : "\(bracketed):\(port)"
     }
 
-    /// `yyyyMMdd'T'HHmmss'Z'` in UTC (the civil calendar from the day count, so no calendar or
-    /// time-zone database is needed).
+    /// `yyyyMMdd'T'HHmmss'Z'` in UTC (``UTCDateTime``: no calendar or time-zone database), the
+    /// fraction of a second dropped.
     package static func timestamp(_ date: Date) -> String {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        let (days, second) = (seconds.floorDivided(by: 86_400), seconds.floorModulo(86_400))
-        // Howard Hinnant's days_from_civil inverse.
-        let z = days + 719_468
-        let era = z.floorDivided(by: 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let time = UTCDateTime(secondsSince1970: Int(date.timeIntervalSince1970.rounded(.down)))
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)\(two(month))\(two(day))T\(two(second / 3600))\(two(second % 3600 / 60))\(two(second % 60))Z"
+        return "\(time.year)\(two(time.month))\(two(time.day))T\(two(time.hour))\(two(time.minute))\(two(time.second))Z"
     }
 
     /// An object key as S3 signs it: every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`)
@@ -99,17 +88,9 @@ package struct S3RequestSigner: Sendable {
                  UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                let digits = Array("0123456789ABCDEF".unicodeScalars)
-                out += "%"
-                out.unicodeScalars.append(digits[Int(byte >> 4)])
-                out.unicodeScalars.append(digits[Int(byte & 0x0f)])
+                out += Hex.percentEncoded(byte)
             }
         }
         return out
     }
-}
-
-private extension Int {
-    func floorDivided(by divisor: Int) -> Int { (self - floorModulo(divisor)) / divisor }
-    func floorModulo(_ divisor: Int) -> Int { ((self % divisor) + divisor) % divisor }
 }
