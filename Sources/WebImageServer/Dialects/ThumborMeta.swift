@@ -220,8 +220,10 @@ struct ThumborMeta: Sendable, Hashable {
                                        operations: description.operations,
                                        target: .init(width: description.target.width, height: description.target.height),
                                        focal_points: description.focalPoints))
-        // Keys unsorted, as the service has always written them: in Foundation's order, not thumbor's.
-        return JSONWriter.data(body, sortingKeys: false) ?? Data("{}".utf8)
+        // Keys sorted: Foundation's own order changes from one process to the next, and a fleet
+        // should answer one URL with the same bytes. (thumbor writes them in its dicts' order;
+        // clients read JSON, not its order.)
+        return JSONWriter.data(body, sortingKeys: true) ?? Data("{}".utf8)
     }
 
     private struct Body: Encodable {

@@ -235,5 +235,7 @@ struct ThumborDialectParserTests {
         let parsed = try JSONSerialization.jsonObject(with: body) as? NSDictionary
         #expect(parsed == (try JSONSerialization.jsonObject(with: Data(expected.utf8)) as? NSDictionary), "\(text)")
         #expect(text.utf8.count == expected.utf8.count && text.contains(#""url":"example.com\/a.jpg""#) && !text.contains(".0"), "\(text)")
+        // The same bytes in every process: keys sorted (Foundation's own order is not stable across processes).
+        #expect(text == #"{"thumbor":{"focal_points":[{"height":1,"origin":"alignment","width":1,"x":0,"y":0,"z":1}],"operations":[{"bottom":260,"left":10,"right":330,"top":20,"type":"crop"},{"bottom":240,"left":0,"right":120,"top":0,"type":"crop"},{"height":200,"type":"resize","width":100},{"type":"flip_horizontally"}],"source":{"frameCount":1,"height":200,"url":"example.com\/a.jpg","width":100},"target":{"height":200,"width":100}}}"#, "\(text)")
     }
 }
