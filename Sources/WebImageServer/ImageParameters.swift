@@ -316,6 +316,8 @@ public struct ImageParameters: Sendable, Hashable {
         /// A `crop` wholly outside the image is no crop rather than a 400 (thumbor's `AxB:CxD`,
         /// which it clamps to the image and ignores when nothing is left).
         public var ignoresCropOutside: Bool = false
+        /// Square blocks of this side after the sharpens (imgproxy's `pixelate`, libvips' means); `nil`: none.
+        public var pixelate: Int?
         /// A wavelet sharpen after `sharpen` (thumbor's `sharpen(amount, radius, luminance_only)`); `nil`: none.
         public var waveletSharpen: ImageTransformers.WaveletSharpen?
 
@@ -425,6 +427,7 @@ extension ImageParameters.Options {
         if let sizedCrop { key += ",sizedcrop=\(sizedCrop.width):\(sizedCrop.height):\(sizedCrop.gravity.name)" }
         if let trim { key += "," + trim.identifier }
         if ignoresCropOutside { key += ",cropclamped=1" }
+        if let pixelate { key += ",pixelate=\(pixelate)" }
         if let waveletSharpen { key += "," + waveletSharpen.identifier }
         return key
     }

@@ -10,7 +10,7 @@ import WebImage
 ///
 /// The order of operations: orientation (in the decode) → a trim (thumbor's and imgproxy's) → `crop` → `rotate`/`flip` → a sized
 /// crop (imgproxy's `crop`) → resize (`fit`, `gravity` or `focus`, `dpr`) → the extension to the
-/// box (imgproxy's `extend`) → `blur` → `sharpen` → a wavelet sharpen (thumbor's) → grey → watermark → flatten on `bg` (an output
+/// box (imgproxy's `extend`) → `blur` → `sharpen` → a wavelet sharpen (thumbor's) → pixelate (imgproxy's) → grey → watermark → flatten on `bg` (an output
 /// without alpha, or always) → encode.
 struct ImageRenderer: Sendable {
     let coders: ImageCodersManager
@@ -294,6 +294,10 @@ struct ImageRenderer: Sendable {
         if let sharpen = parameters.waveletSharpen {
             try checkpoint()
             image = try image.applying(sharpen)
+        }
+        if let size = parameters.pixelate, size > 1 {
+            try checkpoint()
+            image = try image.applying(ImageTransformers.Pixelate(blockSize: size))
         }
         if parameters.grayscale {
             try checkpoint()

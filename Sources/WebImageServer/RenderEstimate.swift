@@ -46,6 +46,7 @@ enum RenderEstimate {
         if parameters.blur != nil || parameters.sharpen != nil { total += 32 * output + 4 * output * count }
         // The wavelet sharpen's five planes of Float (one frame at a time) and its output.
         if parameters.waveletSharpen != nil { total += 20 * output + 4 * output * count }
+        if parameters.pixelate != nil { total += 4 * output * count }
         // A trim's cut bitmap beside the decoded one (the search itself reads in place).
         if parameters.trim != nil { total += 4 * width * height }
         if parameters.crop != nil || parameters.rotate != 0 || parameters.flipHorizontal || parameters.flipVertical

@@ -31,6 +31,8 @@ enum ImgproxyGeometry {
         result.width = try side(options.width, zoom: options.zoomX, name: "width")
         result.height = try side(options.height, zoom: options.zoomY, name: "height")
         result.dpr = options.dpr
+        // Not scaled by dpr, as imgproxy applies it.
+        if options.pixelate > 1 { result.pixelate = options.pixelate }
         if let threshold = options.trimThreshold {
             // libvips' find_trim on the image flattened on magenta, as imgproxy calls it; not on animations.
             result.trim = ImageTransformers.Trim(reference: options.trimColor.map { .color($0) } ?? .topLeft, tolerance: threshold,
@@ -181,7 +183,6 @@ enum ImgproxyGeometry {
     /// A 400 naming the first option asked for that this service cannot honour.
     private static func refuseUnsupported(_ options: ImgproxyOptions) throws {
         if let name = options.unknownToService.first { throw ImgproxyOptions.unsupported(name, "") }
-        if options.pixelate > 1 { throw ImgproxyOptions.unsupported("pixelate", "") }
         if !options.skipProcessing.isEmpty { throw ImgproxyOptions.unsupported("skip_processing", "") }
         if options.raw { throw ImgproxyOptions.unsupported("raw", "") }
         if options.minWidth > 0 || options.minHeight > 0 { throw ImgproxyOptions.unsupported("min-width/min-height", "") }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import WebImage
+@testable import WebImage
 import WebImageTestSupport
 
 /// The transformers written to give another service's pixels, against that service's own code:
@@ -196,6 +196,42 @@ struct ServiceFilterEdgeTests {
         }
         let flat = DecodedImage(bitmap: try Bitmap(width: width, height: height, filledWith: (9, 9, 9, 255)), hasAlpha: false)
         #expect(try ImageTransformers.Trim().transform(flat).width == width)
+    }
+}
+
+@Suite("Pixelate: libvips' own answers")
+struct PixelateReferenceTests {
+    @Test(.enabled(if: VipsReference.available, "pyvips 8.18 is not installed (scripts/test.sh makes .build/vips-venv)"),
+          arguments: [(23, 17, 4), (40, 40, 8), (9, 30, 7), (64, 48, 3), (5, 5, 100), (31, 2, 6)])
+    func pixelateGivesLibvipsPixels(width: Int, height: Int, size: Int) async throws {
+        // imgproxy's vips_pixelate: mirror to whole blocks, shrink, zoom, cut back.
+        let script = """
+        import sys, math, pyvips
+        w, h, p = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+        image = pyvips.Image.new_from_memory(open(sys.argv[1], "rb").read(), w, h, 4, "uchar")
+        p = min(p, max(w, h))
+        tw, th = math.ceil(w / p) * p, math.ceil(h / p) * p
+        if tw > w or th > h: image = image.embed(0, 0, tw, th, extend="mirror")
+        image = image.shrink(p, p).zoom(p, p)
+        if tw > w or th > h: image = image.extract_area(0, 0, w, h)
+        sys.stdout.buffer.write(image.write_to_memory())
+        """
+        let image = try ServiceFilterReferenceTests.bordered(width: width, height: height, border: (10, 200, 30, 255),
+                                                             inner: (1, 1, width - 1, height - 1), seed: UInt64(width * size))
+        let output = try await ServiceFilterReferenceTests.run(try #require(VipsReference.python), script, image, [String(size)])
+        let ours = ServiceFilterReferenceTests.raw(try ImageTransformers.Pixelate(blockSize: size)
+            .transform(DecodedImage(bitmap: image, hasAlpha: true)).bitmap)
+        try #require(output.count == ours.count)
+        let differing = zip(output, ours).filter { $0 != $1 }.count
+        #expect(differing == 0, "\(differing) of \(ours.count) bytes differ from libvips'")
+    }
+
+    @Test func libvipsMeanRoundsAsItsFixedPointReciprocal() {
+        // A mean at exactly ½ rounds up for 2, 4, 8 and down for 6; two thirds stay down for 3.
+        #expect(ImageTransformers.Pixelate.mean(3, 2) == 2)
+        #expect(ImageTransformers.Pixelate.mean(15, 6) == 2)
+        #expect(ImageTransformers.Pixelate.mean(149, 3) == 49)
+        #expect(ImageTransformers.Pixelate.mean(808, 5) == 161)
     }
 }
 

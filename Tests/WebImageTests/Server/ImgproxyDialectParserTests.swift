@@ -224,7 +224,7 @@ struct ImgproxyDialectParserTests {
     }
 
     @Test func optionsThisServiceCannotHonourAre400NamingThem() {
-        let refused = ["pix:5", "skp:jpg", "raw:1", "mw:100", "mh:100", "c:100:100:sm", "g:sm/c:10", "ar:0", "sm:0",
+        let refused = [ "skp:jpg", "raw:1", "mw:100", "mh:100", "c:100:100:sm", "g:sm/c:10", "ar:0", "sm:0",
                        "kcr:1", "scp:0", "z:2:3/w:10", "z:2", "wm:0.5", "wm:0.5:re:0:0:0.2", "wm:0.5:ce:5:5:0.2", "exar:1", "ph:1", "eth:1",
                        "bl:200", "sh:50"]
         for option in refused {
@@ -252,6 +252,8 @@ struct ImgproxyDialectParserTests {
         #expect(try parameters("_/t:10:00ff00::1/plain/http://e.com/a.jpg").trim
             == Trim(reference: .color(RGBAColor(red: 0, green: 255, blue: 0)), tolerance: 10,
                     measure: .smoothedChannels(flattenedOn: magenta), equalVertical: true))
+        #expect(try parameters("_/pix:8/plain/http://e.com/a.jpg").pixelate == 8)
+        #expect(try parameters("_/pixelate:1/plain/http://e.com/a.jpg").pixelate == nil)
         // An empty threshold turns a preset's trim off.
         #expect(try parameters("_/t:10/t:/plain/http://e.com/a.jpg").trim == nil)
         #expect(refusal("_/t:10:nothex/plain/http://e.com/a.jpg")?.0 == 404)

@@ -148,7 +148,7 @@ struct ServerImgproxyDialectTests {
         open.origin.route("/framed.png", .image(ServerTestImages.framed, contentType: "image/png"))
         let framed = open.origin.url("/framed.png").absoluteString
         for (options, width, height) in [("t:10", 300, 200), ("t:10:ffffff:1:1", 320, 220), ("t:10/rs:fit:150:150", 150, 100),
-                                         ("t:10:000000", 400, 300)] {
+                                         ("t:10:000000", 400, 300), ("pix:16", 400, 300), ("t:10/pix:1000", 300, 200)] {
             let reply = try await ServerTestClient.send(port: open.port, "/insecure/\(options)/plain/\(framed)@png")
             let image = try ServerTestImages.decode(reply.body)
             #expect(reply.status == 200 && image.width == width && image.height == height, "\(options): \(image.width)×\(image.height)")
