@@ -313,6 +313,9 @@ public struct ImageParameters: Sendable, Hashable {
         /// focal point moved with the image and `crop` kept inside it (thumbor's `trim`,
         /// imgproxy's `trim`); `nil`: none.
         public var trim: ImageTransformers.Trim?
+        /// `trim`'s reference corner and equal cuts are the source's as stored, before its EXIF
+        /// orientation turns it (imgproxy's order).
+        public var trimsAsStored: Bool = false
         /// A `crop` wholly outside the image is no crop rather than a 400 (thumbor's `AxB:CxD`,
         /// which it clamps to the image and ignores when nothing is left).
         public var ignoresCropOutside: Bool = false
@@ -426,6 +429,7 @@ extension ImageParameters.Options {
         if let overlay { key += ",overlay=" + overlay.key }
         if let sizedCrop { key += ",sizedcrop=\(sizedCrop.width):\(sizedCrop.height):\(sizedCrop.gravity.name)" }
         if let trim { key += "," + trim.identifier }
+        if trimsAsStored { key += ",trimstored=1" }
         if ignoresCropOutside { key += ",cropclamped=1" }
         if let pixelate { key += ",pixelate=\(pixelate)" }
         if let waveletSharpen { key += "," + waveletSharpen.identifier }

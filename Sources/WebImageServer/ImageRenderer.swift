@@ -66,7 +66,9 @@ struct ImageRenderer: Sendable {
         try limits.checkResult(width: Double(image.width), height: Double(image.height),
                                frames: keepsFrames ? image.animation?.frameCount ?? image.frames.count : 1, parameters: parameters)
         let format = try stages.run("transform") { span in
-            image = try transform(image, for: parameters, checkpoint: stages.checkpoint, stop: stages.stop)
+            // imgproxy trims the source as stored, before its orientation: the header says which it had.
+            let storedOrientation = parameters.trimsAsStored ? (try? ImageInfo.read(from: source))?.orientation ?? .up : .up
+            image = try transform(image, for: parameters, storedOrientation: storedOrientation, checkpoint: stages.checkpoint, stop: stages.stop)
             if let options = parameters.overlay, let overlay {
                 try stages.checkpoint()
                 image = try image.applying(try Self.overlay(options, mark: overlay, on: (image.width, image.height), coders: coders))
@@ -206,13 +208,15 @@ struct ImageRenderer: Sendable {
     /// - Throws: ``ServiceError`` 400 for a `crop` wholly outside the image or a `wm` without a
     ///   `--watermark`; the transformers' errors; what `checkpoint` throws.
     /// `stop` ends a resize inside itself, between bands of rows.
-    func transform(_ decoded: DecodedImage, for parameters: ImageParameters, checkpoint: () throws -> Void = {},
-                   stop: StopFlag = StopFlag()) throws -> DecodedImage {
+    func transform(_ decoded: DecodedImage, for parameters: ImageParameters, storedOrientation: ImageOrientation = .up,
+                   checkpoint: () throws -> Void = {}, stop: StopFlag = StopFlag()) throws -> DecodedImage {
         var image = decoded
         try checkpoint()
         var crop = parameters.crop
         var focalPoint = parameters.focalPoint
-        if let trim = parameters.trim, !image.isAnimated, let box = trim.bounds(in: image.bitmap) {
+        var trim = parameters.trim
+        trim?.storedOrientation = storedOrientation
+        if let trim, !image.isAnimated, let box = trim.bounds(in: image.bitmap) {
             image = try image.applying(ImageTransformers.Crop(x: box.x, y: box.y, width: box.width, height: box.height))
             // As thumbor: the crop's corners move with the image, are kept inside it, and an empty one is no crop.
             crop = crop.flatMap { crop in

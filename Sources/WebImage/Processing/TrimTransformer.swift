@@ -40,6 +40,10 @@ extension ImageTransformers {
         public var equalHorizontal: Bool
         /// The top and bottom cuts made equal, to the smaller (imgproxy's `equal_ver`).
         public var equalVertical: Bool
+        /// The EXIF orientation the image was turned by before the trim: the reference corner and
+        /// the equal cuts are then those of the image as stored (imgproxy trims before it turns
+        /// the image; a turned image's stored top-left is another corner, its rows are columns).
+        public var storedOrientation: ImageOrientation = .up
 
         /// A trim of the border of `reference`'s colour.
         public init(reference: Reference = .topLeft, tolerance: Double = 0, measure: Measure = .distance,
@@ -62,7 +66,8 @@ extension ImageTransformers {
             case .distance: "distance"
             case .smoothedChannels(let color): "median-\(color.hexString)"
             }
-            return "trim(\(reference),\(TransformSupport.format(tolerance)),\(measure)\(equalHorizontal ? ",h" : "")\(equalVertical ? ",v" : ""))"
+            let stored = storedOrientation == .up ? "" : ",stored\(storedOrientation.exifValue)"
+            return "trim(\(reference),\(TransformSupport.format(tolerance)),\(measure)\(equalHorizontal ? ",h" : "")\(equalVertical ? ",v" : "")\(stored))"
         }
 
         /// The first frame cut to ``bounds(in:)``, every other frame with it.
@@ -83,6 +88,9 @@ extension ImageTransformers {
             case .smoothedChannels(let flattenColor):
                 box = smoothedBounds(bitmap, flattenedOn: flattenColor)
             }
+            // The stored image's horizontal is the shown one's vertical once turned a quarter.
+            let (equalHorizontal, equalVertical) = storedOrientation.swapsDimensions
+                ? (self.equalVertical, self.equalHorizontal) : (self.equalHorizontal, self.equalVertical)
             if equalHorizontal {
                 let rightCut = width - box.x - box.width
                 if rightCut > box.x { box.width += rightCut - box.x } else if rightCut < box.x { box.width += box.x - rightCut; box.x = rightCut }
@@ -150,12 +158,11 @@ extension ImageTransformers {
                     return (value * alpha + under * (255 - alpha)) / 255
                 }
                 let references: (Int, Int, Int)
-                switch reference {
-                case .topLeft: references = (flattened(0, 0), flattened(0, 1), flattened(0, 2))
-                case .bottomRight:
-                    let last = (width * height - 1) * 4
-                    references = (flattened(last, 0), flattened(last, 1), flattened(last, 2))
-                case .color(let color): references = (Int(color.red), Int(color.green), Int(color.blue))
+                if case .color(let color) = reference {
+                    references = (Int(color.red), Int(color.green), Int(color.blue))
+                } else {
+                    let corner = referenceOffset(width: width, height: height)
+                    references = (flattened(corner, 0), flattened(corner, 1), flattened(corner, 2))
                 }
                 let tolerance = self.tolerance
                 func differs(_ x: Int, _ y: Int) -> Bool {
@@ -187,13 +194,22 @@ extension ImageTransformers {
         }
 
         private func referencePixel(_ pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int) -> (Int, Int, Int, Int) {
-            switch reference {
-            case .topLeft: return (Int(pixels[0]), Int(pixels[1]), Int(pixels[2]), Int(pixels[3]))
-            case .bottomRight:
-                let offset = (width * height - 1) * 4
-                return (Int(pixels[offset]), Int(pixels[offset + 1]), Int(pixels[offset + 2]), Int(pixels[offset + 3]))
-            case .color(let color): return (Int(color.red), Int(color.green), Int(color.blue), Int(color.alpha))
+            if case .color(let color) = reference { return (Int(color.red), Int(color.green), Int(color.blue), Int(color.alpha)) }
+            let offset = referenceOffset(width: width, height: height)
+            return (Int(pixels[offset]), Int(pixels[offset + 1]), Int(pixels[offset + 2]), Int(pixels[offset + 3]))
+        }
+
+        /// Where the reference corner of the image as stored lies in the image as shown, in bytes.
+        private func referenceOffset(width: Int, height: Int) -> Int {
+            // Corners as (right, bottom): the stored top-left is the shown one at these.
+            var corner: (right: Bool, bottom: Bool) = switch storedOrientation {
+            case .up, .leftMirrored: (false, false)
+            case .upMirrored, .right: (true, false)
+            case .down, .rightMirrored: (true, true)
+            case .downMirrored, .left: (false, true)
             }
+            if case .bottomRight = reference { corner = (!corner.right, !corner.bottom) }
+            return ((corner.bottom ? height - 1 : 0) * width + (corner.right ? width - 1 : 0)) * 4
         }
 
     }

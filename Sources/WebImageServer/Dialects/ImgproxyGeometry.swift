@@ -38,6 +38,7 @@ enum ImgproxyGeometry {
             result.trim = ImageTransformers.Trim(reference: options.trimColor.map { .color($0) } ?? .topLeft, tolerance: threshold,
                                                  measure: .smoothedChannels(flattenedOn: RGBAColor(red: 255, green: 0, blue: 255)),
                                                  equalHorizontal: options.trimEqualHorizontal, equalVertical: options.trimEqualVertical)
+            result.trimsAsStored = true
         }
         if options.padding.contains(where: { $0 > 0 }) {
             // imgproxy scales the padding with dpr, as the box.

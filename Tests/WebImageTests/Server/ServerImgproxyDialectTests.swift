@@ -153,6 +153,15 @@ struct ServerImgproxyDialectTests {
             let image = try ServerTestImages.decode(reply.body)
             #expect(reply.status == 200 && image.width == width && image.height == height, "\(options): \(image.width)×\(image.height)")
         }
+        // imgproxy trims the source as stored, before turning it: the same picture stored turned
+        // (EXIF 6) has its equal horizontal cuts on what is shown as its top and bottom.
+        open.origin.route("/turned.png", .image(ServerTestImages.framedStoredTurned, contentType: "image/png"))
+        let turned = open.origin.url("/turned.png").absoluteString
+        for (options, width, height) in [("t:10", 300, 200), ("t:10:ffffff:1:0", 300, 220), ("t:10:ffffff:0:1", 320, 200)] {
+            let reply = try await ServerTestClient.send(port: open.port, "/insecure/\(options)/plain/\(turned)@png")
+            let image = try ServerTestImages.decode(reply.body)
+            #expect(reply.status == 200 && image.width == width && image.height == height, "turned \(options): \(image.width)×\(image.height)")
+        }
         #expect(try await ServerTestClient.send(port: open.port, "/insecure/nope:1/plain/\(photo)").status == 404)
         #expect(try await ServerTestClient.send(port: open.port, "/insecure/exp:1000/plain/\(photo)").status == 404)
         // The service's own routes beside the dialect at /.

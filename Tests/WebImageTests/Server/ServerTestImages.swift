@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import WebImage
+@testable import WebImage
 import WebImageDemo
 import Testing
 
@@ -32,6 +32,23 @@ enum ServerTestImages {
             }
         }
         return try ImageCodersManager.shared.encode(DecodedImage(bitmap: bitmap, hasAlpha: false), format: .png, options: EncodeOptions())
+    }()
+
+    /// ``framed`` stored turned: a 300×400 PNG whose `eXIf` says "rotate 90° clockwise"
+    /// (orientation 6), shown 400×300 with its picture at (40, 60) as ``framed``.
+    static let framedStoredTurned: Data = try! {
+        let shown = try ImageCodersManager.shared.decode(framed, options: DecodeOptions())
+        // Stored = shown turned 90° counter-clockwise, so that turning it clockwise shows it.
+        let stored = try ImageTransformers.Rotate(degrees: 270).transform(shown)
+        let png = Array(try ImageCodersManager.shared.encode(stored, format: .png, options: EncodeOptions()))
+        let tiff: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A, 0x00, 0x00, 0x00, 0x08, 0x00, 0x01,
+                             0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]
+        // An eXIf chunk right after IHDR (8 bytes of signature, 25 of IHDR).
+        let type = Array("eXIf".utf8)
+        let crc = CRC32.checksum(Data(type + tiff))
+        let length = UInt32(tiff.count)
+        let chunk = withUnsafeBytes(of: length.bigEndian, Array.init) + type + tiff + withUnsafeBytes(of: crc.bigEndian, Array.init)
+        return Data(png[0..<33] + chunk + png[33...])
     }()
 
     /// A three-frame 40×20 animated WebP.
