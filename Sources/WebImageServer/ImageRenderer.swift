@@ -216,7 +216,10 @@ struct ImageRenderer: Sendable {
         var focalPoint = parameters.focalPoint
         var trim = parameters.trim
         trim?.storedOrientation = storedOrientation
+        trim?.stop = stop
         if let trim, !image.isAnimated, let box = trim.bounds(in: image.bitmap) {
+            // A search ended by the deadline reported no box to cut: stop here.
+            try checkpoint()
             image = try image.applying(ImageTransformers.Crop(x: box.x, y: box.y, width: box.width, height: box.height))
             // As thumbor: the crop's corners move with the image, are kept inside it, and an empty one is no crop.
             crop = crop.flatMap { crop in
@@ -295,8 +298,9 @@ struct ImageRenderer: Sendable {
             try checkpoint()
             image = try image.applying(ImageTransformers.Sharpen(sigma: sigma))
         }
-        if let sharpen = parameters.waveletSharpen {
+        if var sharpen = parameters.waveletSharpen {
             try checkpoint()
+            sharpen.stop = stop
             image = try image.applying(sharpen)
         }
         if let size = parameters.pixelate, size > 1 {

@@ -23,6 +23,10 @@ extension ImageTransformers {
         /// Only the luma (ITU-R BT.601 Y of YCbCr) is sharpened; the chroma is kept.
         public var luminanceOnly: Bool
 
+        /// Set when the work should stop (a render past its deadline): checked between channels
+        /// and levels, each a few passes over the frame.
+        package var stop = StopFlag()
+
         /// The number of wavelet levels, as the plug-in's.
         static let levels = 5
 
@@ -46,13 +50,13 @@ extension ImageTransformers {
                 let offset = Double(level) - radius
                 return Float(amount * exp(-offset * offset / Double(Float(1.5))) + 1)
             }
-            let luminanceOnly = self.luminanceOnly
+            let luminanceOnly = self.luminanceOnly, stop = self.stop
             return try image.mappingFrames { bitmap in
-                try Self.sharpened(bitmap, gains: gains, luminanceOnly: luminanceOnly)
+                try Self.sharpened(bitmap, gains: gains, luminanceOnly: luminanceOnly, stop: stop)
             }
         }
 
-        private static func sharpened(_ bitmap: Bitmap, gains: [Float], luminanceOnly: Bool) throws -> Bitmap {
+        private static func sharpened(_ bitmap: Bitmap, gains: [Float], luminanceOnly: Bool, stop: StopFlag) throws -> Bitmap {
             let (width, height) = (bitmap.width, bitmap.height)
             let area = width * height
             return try bitmap.withUnsafeBytes { raw in
@@ -60,7 +64,7 @@ extension ImageTransformers {
                 // The channels as thumbor holds them: 0...1, in YCbCr when only the luma is sharpened;
                 // then two planes for the low passes and a row's scratch.
                 var planes = [Float](repeating: 0, count: area * 5 + max(width, height))
-                planes.withUnsafeMutableBufferPointer { buffer in
+                try planes.withUnsafeMutableBufferPointer { buffer in
                     let all = buffer
                     func plane(_ index: Int) -> UnsafeMutableBufferPointer<Float> {
                         UnsafeMutableBufferPointer(rebasing: all[(index * area)..<((index + 1) * area)])
@@ -74,7 +78,7 @@ extension ImageTransformers {
                     }
                     let scratch = UnsafeMutableBufferPointer(rebasing: all[(area * 5)...])
                     for channel in 0..<(luminanceOnly ? 1 : 3) {
-                        wavelet(plane(channel), (plane(3), plane(4)), scratch, width: width, height: height, gains: gains)
+                        try wavelet(plane(channel), (plane(3), plane(4)), scratch, width: width, height: height, gains: gains, stop: stop)
                     }
                 }
                 return try Bitmap(width: width, height: height) { target in
@@ -96,11 +100,13 @@ extension ImageTransformers {
         /// The plug-in's `wavelet_sharpen` on one plane: `image` is level 0's input and the
         /// result; `lows` the two planes the low passes alternate between.
         private static func wavelet(_ image: UnsafeMutableBufferPointer<Float>, _ lows: (UnsafeMutableBufferPointer<Float>, UnsafeMutableBufferPointer<Float>),
-                                    _ scratch: UnsafeMutableBufferPointer<Float>, width: Int, height: Int, gains: [Float]) {
+                                    _ scratch: UnsafeMutableBufferPointer<Float>, width: Int, height: Int, gains: [Float],
+                                    stop: StopFlag) throws {
             let planes = [image, lows.0, lows.1]
             var high = 0
             var lowPass = 1
             for level in 0..<levels {
+                try stop.check()
                 lowPass = (level & 1) + 1
                 let spacing = 1 << level
                 let (source, low) = (planes[high], planes[lowPass])

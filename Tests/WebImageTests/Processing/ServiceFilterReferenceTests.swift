@@ -177,6 +177,28 @@ struct ServiceFilterReferenceTests {
 
 @Suite("Trim and wavelet sharpen on the smallest images")
 struct ServiceFilterEdgeTests {
+    /// A render past its deadline sets the stop flag: a trim's search of a flat image (81 reads
+    /// a pixel for libvips' rule) ends at once with no box, and a wavelet sharpen throws `cancelled`.
+    @Test func aSetStopFlagEndsTheSearchAndTheSharpen() throws {
+        let cancellation = DecodeCancellation()
+        cancellation.cancel()
+        let framed = try ServiceFilterReferenceTests.bordered(width: 200, height: 100, border: (9, 9, 9, 255),
+                                                              inner: (50, 20, 100, 60), seed: 5)
+        let flat = try Bitmap(width: 64, height: 64, filledWith: (9, 9, 9, 255))
+        for measure in [ImageTransformers.Trim.Measure.distance, .smoothedChannels(flattenedOn: .white)] {
+            var trim = ImageTransformers.Trim(tolerance: 0, measure: measure)
+            #expect(trim.bounds(in: framed) != nil)
+            trim.stop = StopFlag(cancellation)
+            // Stopped before its first row: no box, where it would have found one.
+            #expect(trim.bounds(in: framed) == nil)
+        }
+        var sharpen = ImageTransformers.WaveletSharpen(amount: 1, radius: 1)
+        sharpen.stop = StopFlag(cancellation)
+        #expect(throws: WebImageError.cancelled) {
+            try sharpen.transform(DecodedImage(bitmap: flat, hasAlpha: false))
+        }
+    }
+
     /// Sides of 1 and 2 and runs of one colour: a wavelet level's spacing (up to 16) longer than
     /// the side, a trim with nothing to cut and one that would cut everything. Nothing traps.
     @Test(arguments: [(1, 1), (1, 7), (7, 1), (2, 2), (3, 17), (31, 2)])
