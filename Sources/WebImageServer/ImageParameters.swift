@@ -316,8 +316,8 @@ public struct ImageParameters: Sendable, Hashable {
         /// `trim`'s reference corner and equal cuts are the source's as stored, before its EXIF
         /// orientation turns it (imgproxy's order).
         public var trimsAsStored: Bool = false
-        /// A `crop` wholly outside the image is no crop rather than a 400 (thumbor's `AxB:CxD`,
-        /// which it clamps to the image and ignores when nothing is left).
+        /// `crop` is kept inside the image, and one wholly outside it is no crop rather than a 400
+        /// (thumbor's `AxB:CxD`, which it clamps to the image and ignores when nothing is left).
         public var ignoresCropOutside: Bool = false
         /// Square blocks of this side after the sharpens (imgproxy's `pixelate`, libvips' means); `nil`: none.
         public var pixelate: Int?

@@ -221,16 +221,17 @@ struct ImageRenderer: Sendable {
             // A search ended by the deadline reported no box to cut: stop here.
             try checkpoint()
             image = try image.applying(ImageTransformers.Crop(x: box.x, y: box.y, width: box.width, height: box.height))
-            // As thumbor: the crop's corners move with the image, are kept inside it, and an empty one is no crop.
-            crop = crop.flatMap { crop in
-                let left = min(max(crop.x - box.x, 0), box.width), top = min(max(crop.y - box.y, 0), box.height)
-                let right = min(max(crop.x + crop.width - box.x, 0), box.width), bottom = min(max(crop.y + crop.height - box.y, 0), box.height)
-                return right > left && bottom > top ? ImageTransformers.Crop(x: left, y: top, width: right - left, height: bottom - top) : nil
-            }
+            // As thumbor: the crop's corners and the focal point move with the image.
+            crop = crop.map { ImageTransformers.Crop(x: $0.x - box.x, y: $0.y - box.y, width: $0.width, height: $0.height) }
             focalPoint = focalPoint.map { ImageParameters.PixelPoint(x: $0.x - Double(box.x), y: $0.y - Double(box.y)) }
         }
         let sourceSize = (width: image.width, height: image.height)
-        if let outside = crop, parameters.ignoresCropOutside, outside.x >= image.width || outside.y >= image.height { crop = nil }
+        if parameters.ignoresCropOutside, let outside = crop {
+            // As thumbor: the corners kept inside the image, and an empty rectangle no crop.
+            let left = min(max(outside.x, 0), image.width), top = min(max(outside.y, 0), image.height)
+            let right = min(max(outside.x + outside.width, 0), image.width), bottom = min(max(outside.y + outside.height, 0), image.height)
+            crop = right > left && bottom > top ? ImageTransformers.Crop(x: left, y: top, width: right - left, height: bottom - top) : nil
+        }
         if let crop {
             guard crop.x < image.width, crop.y < image.height else {
                 throw ServiceError.badParameter("'crop' \(crop.x),\(crop.y),\(crop.width),\(crop.height) lies outside the "
