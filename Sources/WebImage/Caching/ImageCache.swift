@@ -111,7 +111,7 @@ public final class ImageCache: ImageCaching {
         return await withTaskCancellationHandler {
             (try? await subscription.value()) ?? .miss
         } onCancel: {
-            subscription.cancel()
+            subscription.cancelFromCancellationHandler()
         }
     }
 
@@ -134,7 +134,7 @@ public final class ImageCache: ImageCaching {
         return await withTaskCancellationHandler {
             try? await subscription.value()
         } onCancel: {
-            subscription.cancel()
+            subscription.cancelFromCancellationHandler()
         }
     }
 

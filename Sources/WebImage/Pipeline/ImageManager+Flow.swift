@@ -69,7 +69,7 @@ extension ImageManager {
                 }
             }
         } onCancel: {
-            subscription.cancel()
+            subscription.cancelFromCancellationHandler()
         }
     }
 

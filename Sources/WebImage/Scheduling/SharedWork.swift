@@ -29,7 +29,8 @@ package enum SharedWorkEvent<Value: Sendable>: Sendable {
 ///
 /// The lock guards the waiter table; only ordered sinks (a continuation's yield) are called
 /// while it is held. Sinks finish, and handlers run, after it is released (a stream's
-/// termination handler comes back into ``leave(_:error:)``).
+/// termination handler comes back into ``leave(_:error:)``, from a task of its own: a yield
+/// under the lock may wait for the reader task's status lock, which a cancellation holds).
 package final class SharedWork<Value: Sendable>: Sendable {
     typealias Sink = SharedWorkSink<Value>
     typealias Event = SharedWorkEvent<Value>
@@ -90,7 +91,15 @@ package final class SharedWork<Value: Sendable>: Sendable {
     func join(priority: LoadPriority, accepts: (@Sendable (ImageLoadResponse) -> Bool)? = nil) -> SharedWorkSubscription<Value>? {
         let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream()
         guard let waiter = join(priority: priority, sink: .stream(continuation, accepts: accepts)) else { return nil }
-        continuation.onTermination = { [weak self, id = waiter.id] _ in self?.leave(id) }
+        // A stream ends `.cancelled` when its reader's task is cancelled, under that task's
+        // status lock; a yield to it under this work's lock waits for that same status lock (the
+        // runtime takes it to enqueue the reader). Leaving from a task of its own keeps the two
+        // locks from ever being taken in both orders (they were: the process hung). `.finished`
+        // comes after the waiter is gone: nothing to leave.
+        continuation.onTermination = { [weak self, id = waiter.id] termination in
+            guard case .cancelled = termination, let self else { return }
+            Task { self.leave(id) }
+        }
         return SharedWorkSubscription(events: stream, waiter: waiter)
     }
 
@@ -220,7 +229,15 @@ package struct SharedWorkSubscription<Value: Sendable>: Sendable {
     package var work: SharedWork<Value> { waiter.work }
 
     package func setPriority(_ priority: LoadPriority) { waiter.setPriority(priority) }
+    /// Leaves the work now.
     package func cancel() { waiter.cancel() }
+
+    /// Leaves the work from a task of its own: for task-cancellation handlers, which run under
+    /// the task's status lock (see ``SharedWork/join(priority:accepts:)``).
+    package func cancelFromCancellationHandler() {
+        let waiter = waiter
+        Task { waiter.cancel() }
+    }
 
     /// Waits for the value, passing progress and partial events to `forward`.
     package func value(forwarding forward: (SharedWorkEvent<Value>) -> Void = { _ in }) async throws -> Value {

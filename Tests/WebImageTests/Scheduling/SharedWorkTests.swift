@@ -187,4 +187,34 @@ struct SharedWorkTests {
         #expect(try await low.value() == 0)
         #expect(seen.withLock { $0 } == [.high, .low, .veryHigh])
     }
+
+    /// A waiter's task cancelled while the work yields to its stream: the cancellation (which
+    /// runs under the task's status lock) must not wait for the work's lock, which the yield
+    /// holds while it resumes that same task (the runtime takes the task's status lock to
+    /// enqueue it). Both orders at once hung the whole process (seen in the service's tests,
+    /// 2026-12-04); here thousands of cancels race a stream of events.
+    @Test func cancellingAWaiterWhileEventsFlowNeverDeadlocks() async throws {
+        let pool = SharedWorkPool<Int>()
+        for round in 0..<3000 {
+            let subscription = pool.subscribe(key: round, priority: .normal, work: { (work: SharedWork<Int>) in
+                var sent: Int64 = 0
+                while !Task.isCancelled {
+                    sent += 1
+                    work.send(.progress(received: sent, expected: nil))
+                    if sent % 64 == 0 { await Task.yield() }
+                }
+                throw CancellationError()
+            })
+            let waiter = Task {
+                try await withTaskCancellationHandler {
+                    try await subscription.value { _ in }
+                } onCancel: {
+                    subscription.cancelFromCancellationHandler()
+                }
+            }
+            if round % 2 == 0 { await Task.yield() }
+            waiter.cancel()
+            await #expect(throws: WebImageError.cancelled) { try await waiter.value }
+        }
+    }
 }
