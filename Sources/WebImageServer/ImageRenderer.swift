@@ -26,7 +26,7 @@ struct ImageRenderer: Sendable {
     /// Renders `source` for `parameters`; `sourceValidators` (the source's ETag or Last-Modified,
     /// or a hash of its bytes) and the options make the strong ETag.
     func render(_ source: Data, sourceValidators: String, parameters: ImageParameters,
-                choice negotiated: FormatNegotiation.Choice, stages: RenderStages = .untraced, overlay: Data? = nil) throws -> RenderedImage {
+                choice negotiated: FormatNegotiation.Choice, stages: RenderStages = .untraced, overlay: Data? = nil) throws -> EncodedImage {
         let detection = FormatDetection(source)
         let choice = Self.choice(negotiated, fallback: parameters.autoFallback, source: detection.format)
         let keepsFrames = FormatNegotiation.canAnimate(
@@ -101,7 +101,7 @@ struct ImageRenderer: Sendable {
         }
         let etag = Self.etag(sourceValidators: sourceValidators, parameters: parameters, format: format,
                              settings: settings.keySuffix(for: parameters))
-        return RenderedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)
+        return EncodedImage(body: body, contentType: format.mimeType ?? "application/octet-stream", etag: etag)
     }
 
     /// thumbor's watermark: the mark decoded (at most ``ImageParameters/Overlay/maxMarkPixels``),

@@ -3,12 +3,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImage
 
 /// The headers and bodies the service answers with, framework-neutral (``ServiceResponse``).
 enum ImageResponses {
     /// 200 with the body, or 304 when `ifNoneMatch` names its ETag. `Vary: Accept` when the
     /// format was negotiated.
-    static func image(_ image: RenderedImage, ifNoneMatch: String?, negotiated: Bool, maxAge: Int) -> ServiceResponse {
+    static func image(_ image: EncodedImage, ifNoneMatch: String?, negotiated: Bool, maxAge: Int) -> ServiceResponse {
         var headers: [(name: String, value: String)] = [("Cache-Control", "public, max-age=\(maxAge)"), ("ETag", image.etag)]
         if negotiated { headers.append(("Vary", "Accept")) }
         if let ifNoneMatch, matches(ifNoneMatch, etag: image.etag) {

@@ -6,7 +6,7 @@ import Foundation
 import WebImage
 
 /// What one render holds at its peak, weighed from the source's header before anything is
-/// decoded: what ``RenderMemoryBudget`` admits it by.
+/// decoded: what ``MemoryBudget`` admits it by.
 ///
 /// The sum of the source's bytes; its bitmap at full size (4 bytes a pixel: a thumbnail decode
 /// takes less, so this bounds it); for an animation kept animated, every frame the decode may

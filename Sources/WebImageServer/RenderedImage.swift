@@ -1,15 +1,6 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import WebImage
 
-/// One response body `GET /image` can send: the encoded bytes, their type and their ETag.
-public struct RenderedImage: Sendable {
-    /// The encoded image.
-    public var body: Data
-    /// The `Content-Type`.
-    public var contentType: String
-    /// The strong `ETag`, quoted.
-    public var etag: String
-}
+/// The library's ``/WebImage/EncodedImage``, under the name this module gave it before the
+/// service rendered through the manager's encode stage.
+@available(*, deprecated, renamed: "EncodedImage")
+public typealias RenderedImage = EncodedImage

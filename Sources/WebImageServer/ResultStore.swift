@@ -17,7 +17,7 @@ import WebImage
 /// an object whose type is not an image type the service sends, or whose ETag is not one the
 /// service makes, is a miss; so is any failure to read (the render goes on). Reads and writes
 /// go through the S3 downloader (the configured endpoint only, no redirect).
-final class ResultStore: Sendable {
+final class ResultStore: EncodedImageStoring {
     /// `s3://BUCKET/PREFIX` (no trailing slash), as objects are named under it.
     let location: String
     private let downloader: ImageDownloader
@@ -57,7 +57,7 @@ final class ResultStore: Sendable {
     }
 
     /// The output stored under `key`, or `nil` (absent, unreadable, or not what the service stores).
-    func value(forKey key: String) async -> RenderedImage? {
+    func value(forKey key: String) async -> EncodedImage? {
         guard let url = objectURL(forKey: key) else { return nil }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadOutcome, WebImageError>, Never>) in
             _ = downloader.download(ImageLoadRequest(url: url), options: DownloadOptions(reportsProgress: false),
@@ -70,7 +70,7 @@ final class ResultStore: Sendable {
                 logger.warning("result store: an object that is not a stored output", metadata: ["object": "\(url)"])
                 return nil
             }
-            return RenderedImage(body: data, contentType: contentType, etag: etag)
+            return EncodedImage(body: data, contentType: contentType, etag: etag)
         case .failure(.httpStatus(404)), .failure(.httpStatus(403)):
             // 403: S3 answers a missing key with it when the reader may not list the bucket.
             return nil
@@ -83,7 +83,7 @@ final class ResultStore: Sendable {
     }
 
     /// Writes `image` under `key` in the background: a failed write costs another instance a render, nothing more.
-    func store(_ image: RenderedImage, forKey key: String) {
+    func store(_ image: EncodedImage, forKey key: String) {
         guard let url = objectURL(forKey: key) else { return }
         let downloader = downloader, logger = logger
         writes.run {

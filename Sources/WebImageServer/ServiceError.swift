@@ -58,10 +58,23 @@ public struct ServiceError: Error, Sendable, Hashable {
             return ServiceError(status: 500, code: "encodingFailed", message: message)
         case .cancelled:
             return ServiceError(status: 503, code: "cancelled", message: message)
+        case .overloaded:
+            return .overloaded
+        case .deadlineExceeded(let limit):
+            return ServiceError(status: 503, code: "renderTimedOut", message: "the render took longer than \(limit) (--render-timeout)")
         default:
             // Connection failures, resets, TLS, truncated bodies, redirect loops.
             return ServiceError(status: 502, code: "sourceFailed", message: message)
         }
+    }
+
+    /// How a failure to read or render a source's bytes is reported: the whole body arrived, so
+    /// an image that ends early is a broken image (415), not a broken fetch (502); else as ``from(_:)``.
+    static func fromSourceBytes(_ error: any Error) -> ServiceError {
+        if case WebImageError.truncatedData(let reason) = error {
+            return ServiceError(status: 415, code: "unsupportedSource", message: "truncated image: \(reason)")
+        }
+        return from(error)
     }
 
     /// The JSON body: `{"error": {"code": ..., "message": ...}}`.

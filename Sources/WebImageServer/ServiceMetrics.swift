@@ -15,7 +15,7 @@ final class ServiceMetrics: Sendable {
     private let renders: Metrics.Counter
     private let renderTimeouts: Metrics.Counter
     private let statusCounters = Locked([Int: Metrics.Counter]())
-    private let cacheHits: [OutputCache.Tier: Metrics.Counter]
+    private let cacheHits: [CacheTier: Metrics.Counter]
 
     /// The request latency's name; its buckets are set on the standalone server's factory.
     static let latencyLabel = "webimage_http_request_duration_seconds"
@@ -33,8 +33,8 @@ final class ServiceMetrics: Sendable {
         bytesOut = Metrics.Counter(label: "webimage_bytes_out_total", dimensions: [], factory: factory)
         renders = Metrics.Counter(label: "webimage_renders_total", dimensions: [], factory: factory)
         renderTimeouts = Metrics.Counter(label: "webimage_render_timeouts_total", dimensions: [], factory: factory)
-        var hits: [OutputCache.Tier: Metrics.Counter] = [:]
-        for tier in OutputCache.Tier.allCases {
+        var hits: [CacheTier: Metrics.Counter] = [:]
+        for tier in CacheTier.allCases {
             hits[tier] = Metrics.Counter(label: "webimage_cache_hits_total", dimensions: [("tier", tier.rawValue)], factory: factory)
         }
         cacheHits = hits
@@ -65,6 +65,9 @@ final class ServiceMetrics: Sendable {
 
     func rendered() { renders.increment() }
     func renderTimedOut() { renderTimeouts.increment() }
-    func cacheHit(_ tier: OutputCache.Tier) { cacheHits[tier]?.increment() }
+    func cacheHit(_ tier: CacheTier) { cacheHits[tier]?.increment() }
     func sent(bytes: Int) { bytesOut.increment(by: Int64(bytes)) }
 }
+
+/// Where a cache hit came from, as `/metrics` counts it (`store`: the fleet's ``ResultStore``).
+enum CacheTier: String, Sendable, CaseIterable { case memory, disk, store }

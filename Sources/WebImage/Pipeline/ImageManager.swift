@@ -36,6 +36,11 @@ public final class ImageManager: Sendable {
     /// for a loader that is not a downloader, which then runs under it as its transport (as
     /// does a context's custom loader).
     let downloader: ImageDownloader
+    /// The data tier encoded loads keep their outputs and sources in (``encodedImage(for:)``).
+    public let dataCache: ImageDataCache
+    /// The tier of encoded outputs shared with other processes, if any.
+    public let remoteStore: (any EncodedImageStoring)?
+    let encodeBounds: EncodeStageBounds
 
     let stages: PipelineStages
     let failedURLs = FailedURLList()
@@ -44,9 +49,18 @@ public final class ImageManager: Sendable {
     private let backgroundStores = BackgroundWrites()
 
     /// Creates a manager from its parts.
+    /// - Parameters:
+    ///   - dataCache: the data tier of encoded loads; by default 64 MiB in memory over the disk
+    ///     cache of `cache` when it is an ``ImageCache`` (sources there are the original bytes
+    ///     its loads stored), else memory only.
+    ///   - remoteStore: the shared tier of encoded outputs, if any.
     public init(cache: any ImageCaching = ImageCache.shared, loader: any ImageLoader = ImageDownloader.shared,
-                coders: ImageCodersManager = .shared, configuration: ImageManagerConfiguration = ImageManagerConfiguration()) {
+                coders: ImageCodersManager = .shared, configuration: ImageManagerConfiguration = ImageManagerConfiguration(),
+                dataCache: ImageDataCache? = nil, remoteStore: (any EncodedImageStoring)? = nil) {
         self.cache = cache
+        self.dataCache = dataCache ?? ImageDataCache(memoryBytes: 64 << 20, disk: (cache as? ImageCache)?.diskCache)
+        self.remoteStore = remoteStore
+        encodeBounds = EncodeStageBounds(configuration.encodeStage)
         self.loader = loader
         self.coders = coders
         self.configuration = configuration
@@ -64,7 +78,14 @@ public final class ImageManager: Sendable {
     /// Starts loading the image at `url` and returns the task at once: cancel it, change its
     /// priority, read its ``ImageTask/events`` or await its ``ImageTask/result``.
     public func imageTask(with url: URL, options: ImageLoadOptions = [], context: ImageLoadContext = ImageLoadContext()) -> ImageTask {
-        let plan = LoadPlan(url: url, options: options, context: context, manager: self)
+        imageTask(with: ImageRequest(url: url, options: options, context: context))
+    }
+
+    /// Starts the load `request` describes (its rendering is not used: see ``encodedImage(for:)``)
+    /// and returns the task at once.
+    public func imageTask(with request: ImageRequest) -> ImageTask {
+        let plan = LoadPlan(request, manager: self)
+        let url = request.url
         let task = ImageTask(url: url, priority: plan.priority)
         running.withLock { _ = $0.insert(task) }
         let work = Task.detached(priority: plan.priority.taskPriority) { [self] () throws -> ImageResult in
@@ -171,6 +192,8 @@ public final class ImageManager: Sendable {
     /// a process exits, or the last images loaded may not reach the disk cache.
     public func waitForPendingStores() async {
         await backgroundStores.waitForAll()
+        await dataCache.waitForPendingStores()
+        await remoteStore?.waitForPendingStores()
     }
 
     // MARK: Store claims

@@ -20,11 +20,15 @@ public struct ImageManagerConfiguration: Sendable {
     /// lower latency for a single large image. When many loads keep every core busy anyway,
     /// `false` avoids running more threads than cores.
     public var parallelDecoding: Bool
+    /// The bounds of the encode stage (``ImageManager/encodedImage(for:)``): how much it admits,
+    /// the memory its renders may hold, how long one may run. None by default.
+    public var encodeStage: EncodeStageLimits
 
     public init(cacheKeyFilter: CacheKeyFilter? = nil, shouldDownload: ShouldDownloadHook? = nil,
                 scaleDownPixelLimit: Int = 4096 * 4096,
                 processingConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount,
-                parallelDecoding: Bool = true) {
+                parallelDecoding: Bool = true, encodeStage: EncodeStageLimits = EncodeStageLimits()) {
+        self.encodeStage = encodeStage
         self.cacheKeyFilter = cacheKeyFilter
         self.shouldDownload = shouldDownload
         self.scaleDownPixelLimit = scaleDownPixelLimit

@@ -28,18 +28,15 @@ struct LoadPlan: Sendable {
     let transformers: [any ImageTransformer]
 
     init(url: URL, options: ImageLoadOptions, context: ImageLoadContext, manager: ImageManager) {
-        self.url = url
-        self.options = options
+        self.init(ImageRequest(url: url, options: options, context: context), manager: manager)
+    }
+
+    init(_ request: ImageRequest, manager: ImageManager) {
+        url = request.url
+        options = request.options
+        let context = request.context
         self.context = context
-        if let priority = context.priority {
-            self.priority = priority
-        } else if options.contains(.highPriority) {
-            self.priority = .high
-        } else if options.contains(.lowPriority) {
-            self.priority = .low
-        } else {
-            self.priority = .normal
-        }
+        priority = request.priority
         cache = context.cache ?? manager.cache
         let loader = context.loader ?? manager.loader
         self.loader = loader
@@ -65,7 +62,7 @@ struct LoadPlan: Sendable {
             transformers = context.transformer.map { [$0] } ?? []
         }
         let filter = context.cacheKeyFilter ?? manager.configuration.cacheKeyFilter
-        let sourceKey = filter.map { $0(url) } ?? url.absoluteString
+        let sourceKey = filter.map { $0(request.url) } ?? request.url.absoluteString
         let transformers = self.transformers
         self.sourceKey = sourceKey
         finalKey = sourceKey.map { Self.finalKey(source: $0, decodeOptions: decodeOptions, transformers: transformers) }
@@ -87,8 +84,9 @@ struct LoadPlan: Sendable {
     /// stored copy, partial data for a progressive load.
     /// - Throws: ``WebImageError/rejected(_:)`` when a request modifier vetoes it, or the error
     ///   the downloader refuses it with.
-    func download(validators: CacheValidators?, priority: LoadPriority) throws -> PreparedDownload {
-        var request = ImageLoadRequest(url: url, headers: context.headers, priority: priority, timeout: context.timeout,
+    func download(validators: CacheValidators?, priority: LoadPriority, headers extraHeaders: [String: String] = [:]) throws -> PreparedDownload {
+        let headers = context.headers.merging(extraHeaders) { _, extra in extra }
+        var request = ImageLoadRequest(url: url, headers: headers, priority: priority, timeout: context.timeout,
                                        validators: validators, wantsPartialData: options.contains(.progressiveLoad))
         if let modifier = context.requestModifier {
             guard let modified = modifier(request) else { throw WebImageError.rejected("the request modifier vetoed \(url.absoluteString)") }

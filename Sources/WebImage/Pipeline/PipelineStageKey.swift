@@ -12,6 +12,27 @@ enum PipelineStageKey: Hashable, Sendable {
     /// The first transforms of a chain, by identifier, applied to that decode's image:
     /// `[resize]` and `[resize, roundCorners]` share the resize.
     case transform(DecodeStageKey, prefix: [String])
+    /// An encoded load's source: read from the data tier, else fetched (as a caller of the
+    /// downloader's download) and kept there.
+    case source(SourceStageKey)
+    /// An encoded load's output: from the remote tier, else rendered from its sources.
+    case encode(EncodeStageKey)
+}
+
+/// What makes two encoded loads' sources the same: the data tier they are kept in, the
+/// downloader that fetches them, the URL and its cache key (`nil`: not cached).
+struct SourceStageKey: Hashable, Sendable {
+    var dataCache: ObjectIdentifier
+    var downloader: ObjectIdentifier
+    var url: URL
+    var cacheKey: String?
+}
+
+/// What makes two encoded outputs the same: the data tier they are kept in and the output key
+/// (``ImageRendering/outputKey(sourceKey:)``).
+struct EncodeStageKey: Hashable, Sendable {
+    var dataCache: ObjectIdentifier
+    var outputKey: String
 }
 
 /// What makes two decodes the same: the coders, the decode options, the source, and whether

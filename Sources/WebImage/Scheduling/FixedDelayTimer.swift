@@ -1,7 +1,5 @@
-import WebImage
-
-/// Runs each action a fixed delay after it is added, unless it is removed first: the service's
-/// `--render-timeout`, for every render in flight at once.
+/// Runs each action a fixed delay after it is added, unless it is removed first: the encode
+/// stage's deadline (``EncodeStageLimits/deadline``, the service's `--render-timeout`), for every render in flight at once.
 ///
 /// Every action waits the same delay, so deadlines come in the order actions are added: the
 /// list is first in, first out, and one task sleeps until its oldest live deadline. Adding and
@@ -9,9 +7,9 @@ import WebImage
 /// one a delay while renders keep finishing in time) and ends when no action is left. A
 /// `Task` with `Task.sleep` per render, as before, cost two task runs and a timer per request,
 /// and its timer still fired after it was cancelled.
-final class FixedDelayTimer: Sendable {
+package final class FixedDelayTimer: Sendable {
     /// An added action, to remove when it is no longer wanted.
-    struct Entry: Sendable {
+    package struct Entry: Sendable {
         fileprivate let id: Int
     }
 
@@ -48,15 +46,15 @@ final class FixedDelayTimer: Sendable {
         }
     }
 
-    let delay: Duration
+    package let delay: Duration
     private let state = Locked(State())
 
-    init(delay: Duration) {
+    package init(delay: Duration) {
         self.delay = delay
     }
 
     /// Runs `action` after ``delay``, unless ``remove(_:)`` comes first.
-    func add(_ action: @escaping @Sendable () -> Void) -> Entry {
+    package func add(_ action: @escaping @Sendable () -> Void) -> Entry {
         let deadline = ContinuousClock.now + delay
         let (id, startSweeper) = state.withLock { state -> (Int, Bool) in
             let id = state.nextID
@@ -72,10 +70,10 @@ final class FixedDelayTimer: Sendable {
     }
 
     /// How many deadlines the list holds, live, removed or reached (for tests of its bound).
-    var storedCount: Int { state.withLock { $0.deadlines.count } }
+    package var storedCount: Int { state.withLock { $0.deadlines.count } }
 
     /// Forgets `entry`'s action; does nothing once it ran.
-    func remove(_ entry: Entry) {
+    package func remove(_ entry: Entry) {
         state.withLock { _ = $0.actions.removeValue(forKey: entry.id) }
     }
 

@@ -3,20 +3,18 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import WebImage
-
-/// The bytes the renders in flight may hold together: the service's memory budget less its
-/// memory cache (``ServerConfiguration/renderBudgetBytes``).
+/// The bytes the renders of the manager's encode stage may hold together
+/// (``EncodeStageLimits/memoryBudget``; the service's memory budget less its memory cache).
 ///
-/// A render takes its ``RenderEstimate`` before it decodes anything and gives it back when its
+/// A render takes its estimate (``PreparedRender/bytes``) before it decodes anything and gives it back when its
 /// output is encoded. One that does not fit in what is left waits, first come first served (a
 /// large render is never passed over by a stream of small ones); how many may wait is bounded by
-/// the service's admission (`--concurrency`, 503 beyond it). Waiters are render tasks, which are
-/// never cancelled (a client that leaves does not cancel a render others may join), so a wait
+/// the stage's admission (``EncodeStageLimits/maxAdmitted``). Waiters are render stages, which are
+/// never cancelled while someone waits for them (a client that leaves does not cancel a render others may join), so a wait
 /// has no cancellation path.
-final class RenderMemoryBudget: Sendable {
+package final class MemoryBudget: Sendable {
     /// The most bytes the renders may hold together.
-    let capacity: Int
+    package let capacity: Int
 
     private struct Waiter {
         var bytes: Int
@@ -31,20 +29,20 @@ final class RenderMemoryBudget: Sendable {
     // The count and the queue change together, under this lock.
     private let state: Locked<State>
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
         state = Locked(State(available: capacity))
     }
 
     /// The bytes taken now.
-    var inUse: Int { capacity - state.withLock { $0.available } }
+    package var inUse: Int { capacity - state.withLock { $0.available } }
     /// How many renders wait for room.
-    var waiting: Int { state.withLock { $0.waiters.count } }
+    package var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Waits until `bytes` fit, then takes them; give them back with ``release(_:)``.
     /// - Throws: ``WebImageError/tooLarge(_:)`` (413) when `bytes` is more than the whole budget:
     ///   such a render could never run within it.
-    func acquire(_ bytes: Int) async throws {
+    package func acquire(_ bytes: Int) async throws {
         guard bytes <= capacity else {
             throw WebImageError.tooLarge("rendering this source takes about \(Self.mebibytes(bytes)) MiB; "
                 + "the memory budget leaves \(Self.mebibytes(capacity)) MiB for renders")
@@ -63,7 +61,7 @@ final class RenderMemoryBudget: Sendable {
     }
 
     /// Gives back bytes ``acquire(_:)`` took, and admits the waiters that now fit, in order.
-    func release(_ bytes: Int) {
+    package func release(_ bytes: Int) {
         let admitted = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.available += bytes
             var admitted: [CheckedContinuation<Void, Never>] = []

@@ -56,6 +56,12 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// or refused the ones given (see ``ImageDownloader/ProxySettings``). Permanent: the same
     /// request through the same proxy fails the same way.
     case proxyAuthenticationRequired(String)
+    /// The manager's encode stage admits no more work now (``EncodeStageLimits/maxAdmitted``):
+    /// try again shortly.
+    case overloaded
+    /// A render ran past ``EncodeStageLimits/deadline`` (the duration named): its waiters got
+    /// this at once, and the render was stopped.
+    case deadlineExceeded(Duration)
 
     /// Whether trying again later may succeed: timeouts, a connection that could not be made or
     /// was lost (before the response or in the middle of its body), the statuses 408, 429, 500,
@@ -68,7 +74,7 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// the URL is fine) but never retried.
     public var isTransient: Bool {
         switch self {
-        case .cancelled, .timedOut, .connectionFailed, .truncatedData, .notCached, .fileSystem: true
+        case .cancelled, .timedOut, .connectionFailed, .truncatedData, .notCached, .fileSystem, .overloaded, .deadlineExceeded: true
         case .httpStatus(let code): HTTPRetryPolicy.transientStatuses.contains(code)
         default: false
         }
@@ -98,6 +104,8 @@ public enum WebImageError: Error, Sendable, Hashable {
         case .insecureRedirect: "insecureRedirect"
         case .invalidNamespace: "invalidNamespace"
         case .proxyAuthenticationRequired: "proxyAuthenticationRequired"
+        case .overloaded: "overloaded"
+        case .deadlineExceeded: "deadlineExceeded"
         }
     }
 }
@@ -127,6 +135,8 @@ extension WebImageError: CustomStringConvertible {
         case .insecureRedirect(let target): "refused redirect from https to plain http: \(target)"
         case .invalidNamespace(let reason): "invalid cache namespace: \(reason)"
         case .proxyAuthenticationRequired(let proxy): "the proxy \(proxy) requires authentication (407)"
+        case .overloaded: "too much work admitted; try again later"
+        case .deadlineExceeded(let limit): "the render took longer than \(limit)"
         }
     }
 }

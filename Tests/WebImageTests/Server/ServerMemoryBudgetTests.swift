@@ -60,7 +60,7 @@ struct ServerMemoryBudgetTests {
     }
 
     @Test func aRenderThatDoesNotFitWaitsFirstComeFirstServed() async throws {
-        let budget = RenderMemoryBudget(capacity: 100)
+        let budget = MemoryBudget(capacity: 100)
         try await budget.acquire(60)
         let order = Locked<[String]>([])
         let large = Task {

@@ -5,7 +5,7 @@ import Synchronization
 /// A progressive load hands its partial decodes one of these (through
 /// ``CancellableIncrementalDecoder``), so cancelling the load stops the decode in flight at its next
 /// band of rows instead of letting it finish a picture nobody will see.
-package final class DecodeCancellation: Sendable {
+public final class DecodeCancellation: Sendable {
     private let flag = Atomic<Bool>(false)
 
     /// Creates a flag that is not set.
