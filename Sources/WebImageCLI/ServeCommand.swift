@@ -14,6 +14,9 @@ import WebImageServer
 
 /// `webimage serve`: fetches remote images and serves them resized and re-encoded over HTTP.
 ///
+/// Its flags' names and help are ``ServeSetting``'s, one property each: ArgumentParser needs a
+/// declared property per flag, and a test checks the binary's flags against the table.
+///
 /// Every flag can also come from the environment (`WEBIMAGE_PORT`, `WEBIMAGE_CACHE_DIR`...) or
 /// from the JSON file `WEBIMAGE_CONFIG_FILE` names; a flag wins over both. Flags have no
 /// defaults here so that they do not hide those; the defaults are ``ServerConfiguration``'s.
@@ -31,130 +34,106 @@ struct ServeCommand: AsyncParsableCommand {
         """
     )
 
-    @Option(help: "Address to listen on (default 127.0.0.1).")
+    @Option(name: .customLong(ServeSetting.host.name), help: ArgumentHelp(ServeSetting.host.setting))
     var host: String?
 
-    @Option(help: "Port to listen on; 0 picks a free one (default 8080).")
+    @Option(name: .customLong(ServeSetting.port.name), help: ArgumentHelp(ServeSetting.port.setting))
     var port: Int?
 
-    @Option(name: .customLong("cache-dir"), help: "Directory for the rendered-output disk cache (default: memory only).")
+    @Option(name: .customLong(ServeSetting.cacheDir.name), help: ArgumentHelp(ServeSetting.cacheDir))
     var cacheDir: String?
 
-    @Option(name: .customLong("allowed-source"),
-            help: ArgumentHelp("Fetch only sources under PREFIX (https://*.cdn.example.com/); repeatable.", valueName: "PREFIX"))
+    @Option(name: .customLong(ServeSetting.allowedSource.name), help: ArgumentHelp(ServeSetting.allowedSource))
     var allowedSource: [String] = []
 
-    @Option(name: .customLong("allow-private-source"),
-            help: ArgumentHelp("Exempt HOST (on PORT) from the private-address guard; repeatable.", valueName: "HOST[:PORT]"))
+    @Option(name: .customLong(ServeSetting.allowPrivateSource.name), help: ArgumentHelp(ServeSetting.allowPrivateSource))
     var allowPrivateSource: [String] = []
 
-    @Option(name: .customLong("allow-source"), help: ArgumentHelp("Deprecated name of --allow-private-source.", valueName: "HOST[:PORT]"))
+    // The table declares the former name; the flags test runs this binary, so a table without one fails there.
+    @Option(name: .customLong(ServeSetting.allowPrivateSource.formerName!),
+            help: ArgumentHelp("Deprecated name of \(ServeSetting.allowPrivateSource.flag).", valueName: ServeSetting.allowPrivateSource.valueName))
     var allowSource: [String] = []
 
-    @Flag(name: .customLong("allow-private-sources"), help: "Allow sources on loopback, private and link-local addresses.")
+    @Flag(name: .customLong(ServeSetting.allowPrivateSources.name), help: ArgumentHelp(ServeSetting.allowPrivateSources.setting))
     var allowPrivateSources = false
 
-    @Option(name: .customLong("signing-key"),
-            help: "Require sig=hex HMAC-SHA256(KEY, \"/image?\" or \"/info?\" + query without sig); repeatable: any key verifies.")
+    @Option(name: .customLong(ServeSetting.signingKey.name), help: ArgumentHelp(ServeSetting.signingKey))
     var signingKey: [String] = []
 
-    @Option(name: .customLong("signing-key-file"),
-            help: ArgumentHelp("Signing keys one a line (# comments, blank lines ignored), kept out of the arguments.", valueName: "FILE"))
+    @Option(name: .customLong(ServeSetting.signingKeyFile.name), help: ArgumentHelp(ServeSetting.signingKeyFile))
     var signingKeyFile: String?
 
-    @Flag(name: .customLong("signature-migration"), inversion: .prefixedNo,
-          help: "Also accept signatures over the query alone, for every endpoint (migration; default on, off from the next release).")
+    @Flag(name: .customLong(ServeSetting.signatureMigration.name), inversion: .prefixedNo, help: ArgumentHelp(ServeSetting.signatureMigration.setting))
     var signatureMigration: Bool?
 
-    @Option(name: .customLong("preset"),
-            help: ArgumentHelp("A named set of parameters requests apply with preset=NAME[,NAME...]; repeatable.", valueName: "NAME=QUERY"))
+    @Option(name: .customLong(ServeSetting.preset.name), help: ArgumentHelp(ServeSetting.preset))
     var preset: [String] = []
 
-    @Flag(name: .customLong("presets-only"), help: "Accept only url, preset, format and sig in requests.")
+    @Flag(name: .customLong(ServeSetting.presetsOnly.name), help: ArgumentHelp(ServeSetting.presetsOnly.setting))
     var presetsOnly = false
 
-    @Option(name: .customLong("local-root"),
-            help: ArgumentHelp("Serve local:///PATH sources from inside this directory (default: refused).", valueName: "DIR"))
+    @Option(name: .customLong(ServeSetting.localRoot.name), help: ArgumentHelp(ServeSetting.localRoot))
     var localRoot: String?
 
-    @Option(name: .customLong("s3-endpoint"),
-            help: ArgumentHelp("S3-compatible store for s3://BUCKET/KEY sources, path-style (default: AWS's regional endpoint).", valueName: "URL"))
+    @Option(name: .customLong(ServeSetting.s3Endpoint.name), help: ArgumentHelp(ServeSetting.s3Endpoint))
     var s3Endpoint: String?
 
-    @Option(name: .customLong("s3-region"), help: "Region S3 reads are signed for (default AWS_REGION, else us-east-1).")
+    @Option(name: .customLong(ServeSetting.s3Region.name), help: ArgumentHelp(ServeSetting.s3Region.setting))
     var s3Region: String?
 
-    @Option(name: .customLong("result-store"),
-            help: ArgumentHelp("Share rendered outputs with a fleet: look them up in, and write them to, this S3 location.",
-                               valueName: "s3://BUCKET/PREFIX"))
+    @Option(name: .customLong(ServeSetting.resultStore.name), help: ArgumentHelp(ServeSetting.resultStore))
     var resultStore: String?
 
-    @Option(name: .customLong("max-source-bytes"), help: "Largest source body accepted, bytes (default 52428800); larger: 413.")
+    @Option(name: .customLong(ServeSetting.maxSourceBytes.name), help: ArgumentHelp(ServeSetting.maxSourceBytes.setting))
     var maxSourceBytes: Int?
 
-    @Option(name: .customLong("max-source-pixels"),
-            help: "Most pixels a source may have, an animation's rendered frames counted (default 100000000); more: 413.")
+    @Option(name: .customLong(ServeSetting.maxSourcePixels.name), help: ArgumentHelp(ServeSetting.maxSourcePixels.setting))
     var maxSourcePixels: Int?
 
-    @Option(name: .customLong("dialect"),
-            help: "Also serve another image service's URLs: imgproxy[=PREFIX] or thumbor[=PREFIX] (default prefix /), repeatable.")
-    var dialect: [String] = []
-
-    @Option(name: .customLong("thumbor-key"),
-            help: ArgumentHelp("thumbor's SECURITY_KEY: --dialect thumbor checks URL hashes with it (also WEBIMAGE_THUMBOR_KEY, THUMBOR_SECURITY_KEY).",
-                               valueName: "KEY"))
-    var thumborKey: String?
-
-    @Flag(name: .customLong("thumbor-allow-unsafe"), inversion: .prefixedNo,
-          help: "Serve thumbor's unsafe/ URLs (default: only when no --thumbor-key is set).")
-    var thumborAllowUnsafe: Bool?
-
-    @Option(name: .customLong("otel-endpoint"),
-            help: ArgumentHelp("Export spans over OTLP/HTTP to this collector (as OTEL_EXPORTER_OTLP_ENDPOINT; traces to /v1/traces).",
-                               valueName: "URL"))
-    var otelEndpoint: String?
-
-    @Option(name: .customLong("max-animation-frames"),
-            help: "Most frames of an animation rendered; more are cut to the first N (default 500).")
+    @Option(name: .customLong(ServeSetting.maxAnimationFrames.name), help: ArgumentHelp(ServeSetting.maxAnimationFrames.setting))
     var maxAnimationFrames: Int?
 
-    @Option(name: .customLong("max-result-pixels"),
-            help: "Most pixels an output may have, every frame counted (default 100000000); more: 422.")
+    @Option(name: .customLong(ServeSetting.maxResultPixels.name), help: ArgumentHelp(ServeSetting.maxResultPixels.setting))
     var maxResultPixels: Int?
 
-    @Option(help: "Image renders admitted at once, running or queued (default 64); more: 503 with Retry-After.")
+    @Option(name: .customLong(ServeSetting.concurrency.name), help: ArgumentHelp(ServeSetting.concurrency.setting))
     var concurrency: Int?
 
-    @Option(name: .customLong("cache-control-max-age"), help: "max-age of Cache-Control on images, seconds (default 86400).")
+    @Option(name: .customLong(ServeSetting.cacheControlMaxAge.name), help: ArgumentHelp(ServeSetting.cacheControlMaxAge.setting))
     var cacheControlMaxAge: Int?
 
-    @Option(name: .customLong("render-timeout"), help: ArgumentHelp("A render past this many seconds answers 503 renderTimedOut (default 30).", valueName: "S"))
+    @Option(name: .customLong(ServeSetting.renderTimeout.name), help: ArgumentHelp(ServeSetting.renderTimeout.setting))
     var renderTimeout: Double?
 
-    @Option(name: .customLong("client-timeout"),
-            help: ArgumentHelp("Close a connection that has not sent a complete request head this many seconds after it opened or after its last response (default 10).", valueName: "S"))
+    @Option(name: .customLong(ServeSetting.clientTimeout.name), help: ArgumentHelp(ServeSetting.clientTimeout.setting))
     var clientTimeout: Double?
 
-    @Option(name: .customLong("shutdown-delay"),
-            help: ArgumentHelp("After SIGTERM, answer /readyz with 503 and keep serving this many seconds before stopping (default 0).", valueName: "S"))
+    @Option(name: .customLong(ServeSetting.shutdownDelay.name), help: ArgumentHelp(ServeSetting.shutdownDelay.setting))
     var shutdownDelay: Double?
 
-    @Option(name: .customLong("memory-budget-mib"),
-            help: "Memory above the baseline for the memory cache and the renders in flight, MiB (default 1024, or 3/4 of the cgroup memory limit when less); renders wait for room.")
+    @Option(name: .customLong(ServeSetting.memoryBudgetMiB.name), help: ArgumentHelp(ServeSetting.memoryBudgetMiB.setting))
     var memoryBudgetMib: Int?
 
-    @Option(name: .customLong("quality"),
-            help: ArgumentHelp("Quality per output format when a request has no q (default jpeg=80,webp=80,avif=60,jxl=80); repeatable.",
-                               valueName: "FORMAT=Q,..."))
+    @Option(name: .customLong(ServeSetting.quality.name), help: ArgumentHelp(ServeSetting.quality.setting))
     var quality: [String] = []
 
-    @Option(name: .customLong("auto-formats"),
-            help: ArgumentHelp("Formats format=auto tries, in order, among those Accept names (default avif,webp; also jxl).",
-                               valueName: "LIST"))
+    @Option(name: .customLong(ServeSetting.autoFormats.name), help: ArgumentHelp(ServeSetting.autoFormats.setting))
     var autoFormats: String?
 
-    @Option(name: .customLong("watermark"), help: ArgumentHelp("Image the wm parameter composites over outputs.", valueName: "FILE"))
+    @Option(name: .customLong(ServeSetting.watermark.name), help: ArgumentHelp(ServeSetting.watermark))
     var watermark: String?
+
+    @Option(name: .customLong(ServeSetting.dialect.name), help: ArgumentHelp(ServeSetting.dialect))
+    var dialect: [String] = []
+
+    @Option(name: .customLong(ServeSetting.thumborKey.name), help: ArgumentHelp(ServeSetting.thumborKey))
+    var thumborKey: String?
+
+    @Flag(name: .customLong(ServeSetting.thumborAllowUnsafe.name), inversion: .prefixedNo, help: ArgumentHelp(ServeSetting.thumborAllowUnsafe))
+    var thumborAllowUnsafe: Bool?
+
+    @Option(name: .customLong(ServeSetting.otelEndpoint.name), help: ArgumentHelp(ServeSetting.otelEndpoint))
+    var otelEndpoint: String?
 
     func run() async throws {
         var flags = ServerConfiguration.Flags()
@@ -215,5 +194,12 @@ struct ServeCommand: AsyncParsableCommand {
             fflush(nil)
         }
         print("webimage serve: stopped")
+    }
+}
+
+extension ArgumentHelp {
+    /// A serve flag's help as its ``ServeSetting`` declares it.
+    init(_ setting: ServeSetting) {
+        self.init(setting.help, valueName: setting.valueName)
     }
 }

@@ -32,7 +32,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// the query alone, as made before signatures named their endpoint, verifies too (for any
     /// endpoint); off, only a signature over the endpoint and the query does
     /// (``RequestSignature/message(endpoint:query:)``). For moving signers over; warned of at start.
-    public var signatureMigration: Bool = true
+    public var signatureMigration: Bool = ServeSetting.signatureMigration.defaultValue
     /// `--preset NAME=QUERY`: named parameter sets a request applies with `preset=NAME[,NAME...]`.
     public var presets: [String: String]
     /// `--presets-only`: a request may carry only `url`, `preset`, `format` and `sig`.
@@ -60,10 +60,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// animation rendered; an animation with more is rendered as its first N frames (imgproxy's
     /// `MAX_ANIMATION_FRAMES`, whose default, 1, renders every animation as a still).
     public var maxAnimationFrames: Int = ServerConfiguration.defaultMaxAnimationFrames
-    /// `--max-result-pixels N` (default 100 000 000): the most pixels an output may have, every
+    /// `--max-result-pixels N` (default ``ServeSetting/maxResultPixels``): the most pixels an output may have, every
     /// frame of an animated one counted (422 `resultTooLarge` beyond it), checked before anything
     /// is decoded.
-    public var maxResultPixels: Int = 100_000_000
+    public var maxResultPixels: Int = ServeSetting.maxResultPixels.defaultValue
     /// How many image requests may be rendering or waiting at once (503 beyond it).
     public var concurrency: Int
     /// `Cache-Control: public, max-age=S` on image responses.
@@ -86,20 +86,20 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var sourceTimeout: Duration = .seconds(15)
     /// `--render-timeout S` (default 30 s): a render (its wait for the memory budget, decode,
     /// transforms, encode) past it answers 503 `renderTimedOut` and is cancelled, its budget freed.
-    public var renderTimeout: Duration = .seconds(30)
+    public var renderTimeout: Duration = ServeSetting.renderTimeout.defaultValue
     /// `--client-timeout S` (default 10 s): a connection that has not sent a complete request
     /// head this long after it opened or after its last response is closed (slow-loris clients).
-    public var clientTimeout: Duration = .seconds(10)
+    public var clientTimeout: Duration = ServeSetting.clientTimeout.defaultValue
     /// `--shutdown-delay S` (default 0): after SIGTERM, `/readyz` answers 503 at once while the
     /// server goes on serving for this long before it stops accepting connections, so a load
     /// balancer that polls readiness takes the instance out of rotation first.
-    public var shutdownDelay: Duration = .zero
+    public var shutdownDelay: Duration = ServeSetting.shutdownDelay.defaultValue
     /// `--quality FORMAT=Q,...`: the quality of each lossy output format when a request has no
     /// `q` (``defaultQualities`` for those not named).
     public var qualities: [ImageFormat: Int] = ServerConfiguration.defaultQualities
     /// `--auto-formats LIST`: the formats `format=auto` tries, in order, among those `Accept`
     /// names (``FormatNegotiation/autoFormatCandidates``; default `avif,webp`).
-    public var autoFormats: [ImageFormat] = FormatNegotiation.defaultAutoFormats
+    public var autoFormats: [ImageFormat] = ServeSetting.autoFormats.defaultValue
     /// `--otel-endpoint URL`: where `webimage serve` exports its spans over OTLP/HTTP (the base
     /// URL, as `OTEL_EXPORTER_OTLP_ENDPOINT`, which it also reads); `nil`: none unless the
     /// environment names one, the trace context still carried to the origin. An application
@@ -142,13 +142,16 @@ public struct ServerConfiguration: Sendable, Equatable {
         set { signingKeys = newValue.map { [$0] } ?? [] }
     }
 
-    /// A configuration with the documented defaults.
-    public init(host: String = "127.0.0.1", port: Int = 8080, cacheDirectory: String? = nil,
-                allowedSourcePrefixes: [String] = [], privateSourceHosts: [String] = [], allowPrivateSources: Bool = false,
-                signingKeys: [String] = [], presets: [String: String] = [:], presetsOnly: Bool = false, localRoot: String? = nil,
-                s3Endpoint: String? = nil, s3Region: String = "us-east-1", s3Credentials: S3Credentials? = nil, resultStore: String? = nil,
-                maxSourceBytes: Int64 = 50 * 1024 * 1024, maxSourcePixels: Int = 100_000_000,
-                concurrency: Int = 64, cacheControlMaxAge: Int = 86_400, memoryBudgetBytes: Int = 1 << 30) {
+    /// A configuration with the defaults ``ServeSetting`` declares.
+    public init(host: String = ServeSetting.host.defaultValue, port: Int = ServeSetting.port.defaultValue, cacheDirectory: String? = nil,
+                allowedSourcePrefixes: [String] = [], privateSourceHosts: [String] = [],
+                allowPrivateSources: Bool = ServeSetting.allowPrivateSources.defaultValue,
+                signingKeys: [String] = [], presets: [String: String] = [:], presetsOnly: Bool = ServeSetting.presetsOnly.defaultValue,
+                localRoot: String? = nil, s3Endpoint: String? = nil, s3Region: String = ServeSetting.s3Region.defaultValue,
+                s3Credentials: S3Credentials? = nil, resultStore: String? = nil,
+                maxSourceBytes: Int64 = ServeSetting.maxSourceBytes.defaultValue, maxSourcePixels: Int = ServeSetting.maxSourcePixels.defaultValue,
+                concurrency: Int = ServeSetting.concurrency.defaultValue, cacheControlMaxAge: Int = ServeSetting.cacheControlMaxAge.defaultValue,
+                memoryBudgetBytes: Int = ServeSetting.memoryBudgetMiB.defaultValue << 20) {
         self.host = host
         self.port = port
         self.cacheDirectory = cacheDirectory
@@ -170,16 +173,13 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.memoryBudgetBytes = memoryBudgetBytes
     }
 
-    /// The quality of each lossy format when neither `q` nor `--quality` says: JPEG 80, WebP 80,
-    /// AVIF 60, JPEG XL 80.
-    public static let defaultQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 80]
+    /// The quality of each lossy format when neither `q` nor `--quality` says
+    /// (``ServeSetting/quality``'s default: JPEG 80, WebP 80, AVIF 60, JPEG XL 80).
+    public static let defaultQualities: [ImageFormat: Int] = ServeSetting.quality.defaultValue
 
-    /// 500 frames: 50 s at 10 frames a second, more than an animation made to be shown in a page
-    /// holds, so `format=gif` and animated WebP keep such animations whole (imgproxy's default
-    /// of 1 would make every output a still). Memory is bounded by the frames × pixels limits and
-    /// the budget, not by this count; it bounds the per-frame work they do not see (a 1×1 frame
-    /// costs a quantisation, a graphics control block and a pad or resize like any other).
-    public static let defaultMaxAnimationFrames = 500
+    /// The most frames of an animation rendered when `--max-animation-frames` does not say
+    /// (``ServeSetting/maxAnimationFrames``'s default, 500).
+    public static let defaultMaxAnimationFrames = ServeSetting.maxAnimationFrames.defaultValue
 
     /// The smallest budget accepted, in MiB: the memory cache's quarter and room for a 2 MP render.
     public static let minimumMemoryBudgetMiB = 32

@@ -98,134 +98,148 @@ extension ServerConfiguration {
     ///   config file's parse error.
     public static func resolve(_ flags: Flags, environment: [String: String] = ProcessInfo.processInfo.environment,
                                memory: CgroupMemory = .current) async throws -> ServerConfiguration {
+        typealias Setting = ServeSetting
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
-        func put(_ key: String, _ content: ConfigContent?, secret: Bool = false) {
-            if let content { values[AbsoluteConfigKey([key])] = ConfigValue(content, isSecret: secret) }
+        func put(_ setting: ServeSetting, _ content: ConfigContent?) {
+            if let content { values[AbsoluteConfigKey([setting.configKey])] = ConfigValue(content, isSecret: setting.isSecret) }
         }
         let privateHostFlags = flags.privateSourceHosts + flags.allowedSources
-        put("host", flags.host.map { .string($0) })
-        put("port", flags.port.map { .int($0) })
-        put("cache-dir", flags.cacheDirectory.map { .string($0) })
-        put("allowed-source", flags.allowedSourcePrefixes.isEmpty ? nil : .stringArray(flags.allowedSourcePrefixes))
-        put("allow-private-source", privateHostFlags.isEmpty ? nil : .stringArray(privateHostFlags))
-        put("allow-private-sources", flags.allowPrivateSources.map { .bool($0) })
-        put("signing-key-file", flags.signingKeyFile.map { .string($0) })
-        put("signature-migration", flags.signatureMigration.map { .bool($0) })
-        put("presets-only", flags.presetsOnly.map { .bool($0) })
-        put("local-root", flags.localRoot.map { .string($0) })
-        put("s3-endpoint", flags.s3Endpoint.map { .string($0) })
-        put("s3-region", flags.s3Region.map { .string($0) })
-        put("result-store", flags.resultStore.map { .string($0) })
-        put("max-source-bytes", flags.maxSourceBytes.map { .int($0) })
-        put("max-source-pixels", flags.maxSourcePixels.map { .int($0) })
-        put("max-animation-frames", flags.maxAnimationFrames.map { .int($0) })
-        put("max-result-pixels", flags.maxResultPixels.map { .int($0) })
-        put("concurrency", flags.concurrency.map { .int($0) })
-        put("cache-control-max-age", flags.cacheControlMaxAge.map { .int($0) })
-        put("memory-budget-mib", flags.memoryBudgetMiB.map { .int($0) })
-        put("render-timeout", flags.renderTimeout.map { .double($0) })
-        put("client-timeout", flags.clientTimeout.map { .double($0) })
-        put("shutdown-delay", flags.shutdownDelay.map { .double($0) })
-        put("quality", flags.qualities.isEmpty ? nil : .string(flags.qualities.joined(separator: ",")))
-        put("auto-formats", flags.autoFormats.map { .string($0) })
-        put("watermark", flags.watermarkFile.map { .string($0) })
-        put("otel-endpoint", flags.otelEndpoint.map { .string($0) })
-        put("dialect", flags.dialects.isEmpty ? nil : .stringArray(flags.dialects))
-        put("thumbor-key", flags.thumborKey.map { .string($0) }, secret: true)
-        put("thumbor-allow-unsafe", flags.thumborAllowUnsafe.map { .bool($0) })
+        put(Setting.host.setting, flags.host.map { .string($0) })
+        put(Setting.port.setting, flags.port.map { .int($0) })
+        put(Setting.cacheDir, flags.cacheDirectory.map { .string($0) })
+        put(Setting.allowedSource, flags.allowedSourcePrefixes.isEmpty ? nil : .stringArray(flags.allowedSourcePrefixes))
+        put(Setting.allowPrivateSource, privateHostFlags.isEmpty ? nil : .stringArray(privateHostFlags))
+        put(Setting.allowPrivateSources.setting, flags.allowPrivateSources.map { .bool($0) })
+        put(Setting.signingKeyFile, flags.signingKeyFile.map { .string($0) })
+        put(Setting.signatureMigration.setting, flags.signatureMigration.map { .bool($0) })
+        put(Setting.presetsOnly.setting, flags.presetsOnly.map { .bool($0) })
+        put(Setting.localRoot, flags.localRoot.map { .string($0) })
+        put(Setting.s3Endpoint, flags.s3Endpoint.map { .string($0) })
+        put(Setting.s3Region.setting, flags.s3Region.map { .string($0) })
+        put(Setting.resultStore, flags.resultStore.map { .string($0) })
+        put(Setting.maxSourceBytes.setting, flags.maxSourceBytes.map { .int($0) })
+        put(Setting.maxSourcePixels.setting, flags.maxSourcePixels.map { .int($0) })
+        put(Setting.maxAnimationFrames.setting, flags.maxAnimationFrames.map { .int($0) })
+        put(Setting.maxResultPixels.setting, flags.maxResultPixels.map { .int($0) })
+        put(Setting.concurrency.setting, flags.concurrency.map { .int($0) })
+        put(Setting.cacheControlMaxAge.setting, flags.cacheControlMaxAge.map { .int($0) })
+        put(Setting.memoryBudgetMiB.setting, flags.memoryBudgetMiB.map { .int($0) })
+        put(Setting.renderTimeout.setting, flags.renderTimeout.map { .double($0) })
+        put(Setting.clientTimeout.setting, flags.clientTimeout.map { .double($0) })
+        put(Setting.shutdownDelay.setting, flags.shutdownDelay.map { .double($0) })
+        put(Setting.quality.setting, flags.qualities.isEmpty ? nil : .string(flags.qualities.joined(separator: ",")))
+        put(Setting.autoFormats.setting, flags.autoFormats.map { .string($0) })
+        put(Setting.watermark, flags.watermarkFile.map { .string($0) })
+        put(Setting.otelEndpoint, flags.otelEndpoint.map { .string($0) })
+        put(Setting.dialect, flags.dialects.isEmpty ? nil : .stringArray(flags.dialects))
+        put(Setting.thumborKey, flags.thumborKey.map { .string($0) })
+        put(Setting.thumborAllowUnsafe, flags.thumborAllowUnsafe.map { .bool($0) })
 
         // Each layer answers for a renamed setting under its new name, then under its old one.
-        let renamed = ["allow-private-source": "allow-source"]
+        let renamed = Dictionary(uniqueKeysWithValues: ServeSetting.all.compactMap { setting in
+            setting.formerName.map { (setting.configKey, $0) }
+        })
         func withOldNames<Provider: ConfigProvider>(_ provider: Provider) -> KeyMappingProvider<Provider> {
             provider.mapKeys { key in
                 guard key.components.count == 1, let old = renamed[key.components[0]] else { return key }
                 return AbsoluteConfigKey([old])
             }
         }
-        let environmentProvider = EnvironmentVariablesProvider(environmentVariables: environment,
-                                                               secretsSpecifier: .specific(["WEBIMAGE_SIGNING_KEY", "WEBIMAGE_THUMBOR_KEY"]))
+        let secrets = ServeSetting.all.filter(\.isSecret).map(\.environmentVariable)
+        let environmentProvider = EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(Set(secrets)))
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: values),
             environmentProvider.prefixKeys(with: "webimage"),
             withOldNames(environmentProvider.prefixKeys(with: "webimage")),
         ]
         var deprecatedNamesUsed: Set<String> = []
-        if !flags.allowedSources.isEmpty { deprecatedNamesUsed.insert("--allow-source") }
-        if environment["WEBIMAGE_ALLOW_SOURCE"] != nil { deprecatedNamesUsed.insert("WEBIMAGE_ALLOW_SOURCE") }
+        // `Flags.allowedSources` is the one former flag.
+        let formerHosts = Setting.allowPrivateSource
+        if !flags.allowedSources.isEmpty, let former = formerHosts.formerName { deprecatedNamesUsed.insert("--" + former) }
+        for variable in ServeSetting.all.compactMap(\.formerEnvironmentVariable) where environment[variable] != nil {
+            deprecatedNamesUsed.insert(variable)
+        }
         var filePresets: [String: String] = [:]
         if let file = environment[configFileVariable], !file.isEmpty {
             let fileProvider = try await FileProvider<JSONSnapshot>(filePath: FilePath(file))
             providers.append(fileProvider)
             providers.append(withOldNames(fileProvider))
-            if ConfigReader(provider: fileProvider).stringArray(forKey: "allow-source") != nil {
-                deprecatedNamesUsed.insert("allow-source")
+            if let former = formerHosts.formerName, ConfigReader(provider: fileProvider).stringArray(forKey: ConfigKey(former)) != nil {
+                deprecatedNamesUsed.insert(former)
             }
             filePresets = try ConfigFilePresets.read(from: file)
         }
         let reader = ConfigReader(providers: providers)
         let defaults = ServerConfiguration()
-        let budgetMiB = reader.int(forKey: "memory-budget-mib", default: defaultMemoryBudgetMiB(memory: memory))
+        let budgetMiB = reader.int(forKey: Setting.memoryBudgetMiB.key, default: defaultMemoryBudgetMiB(memory: memory))
         guard (minimumMemoryBudgetMiB...maximumMemoryBudgetMiB).contains(budgetMiB) else {
-            throw ServiceError.badParameter("memory-budget-mib must be in \(minimumMemoryBudgetMiB)...\(maximumMemoryBudgetMiB)")
+            throw ServiceError.badParameter("\(Setting.memoryBudgetMiB.name) must be in \(minimumMemoryBudgetMiB)...\(maximumMemoryBudgetMiB)")
         }
         // The flags' keys, else one string (the environment's or the file's), else the file's list:
         // the flags are not asked through the reader, where a list would not read as a string
         // and the environment's key would win over them.
         var signingKeys = flags.signingKeys.isEmpty
-            ? reader.string(forKey: "signing-key", isSecret: true).map { [$0] } ?? reader.stringArray(forKey: "signing-key", isSecret: true, default: [])
+            ? reader.string(forKey: Setting.signingKey.key, isSecret: true).map { [$0] }
+                ?? reader.stringArray(forKey: Setting.signingKey.key, isSecret: true, default: [])
             : flags.signingKeys
-        if let keyFile = reader.string(forKey: "signing-key-file") { signingKeys += try SigningKeyFile.keys(in: keyFile) }
-        // By name: the flags' over the environment's over the file's.
+        if let keyFile = reader.string(forKey: Setting.signingKeyFile.key) { signingKeys += try SigningKeyFile.keys(in: keyFile) }
+        // By name: the flags' over the environment's over the file's (whose `presets` object
+        // ConfigFilePresets read above).
         var presets = filePresets
         let environmentReader = ConfigReader(provider: environmentProvider.prefixKeys(with: "webimage"))
-        for definition in environmentReader.stringArray(forKey: "preset", default: []) + flags.presets {
+        for definition in environmentReader.stringArray(forKey: ConfigKey(Setting.preset.name), default: []) + flags.presets {
             let (name, query) = try ImagePresets.definition(definition)
             presets[name] = query
         }
         var configuration = ServerConfiguration(
-            host: reader.string(forKey: "host", default: defaults.host),
-            port: reader.int(forKey: "port", default: defaults.port),
-            cacheDirectory: reader.string(forKey: "cache-dir"),
-            allowedSourcePrefixes: reader.stringArray(forKey: "allowed-source", default: []),
-            privateSourceHosts: reader.stringArray(forKey: "allow-private-source", default: []),
-            allowPrivateSources: reader.bool(forKey: "allow-private-sources", default: false),
+            host: reader.string(forKey: Setting.host.key, default: defaults.host),
+            port: reader.int(forKey: Setting.port.key, default: defaults.port),
+            cacheDirectory: reader.string(forKey: Setting.cacheDir.key),
+            allowedSourcePrefixes: reader.stringArray(forKey: Setting.allowedSource.key, default: []),
+            privateSourceHosts: reader.stringArray(forKey: Setting.allowPrivateSource.key, default: []),
+            allowPrivateSources: reader.bool(forKey: Setting.allowPrivateSources.key, default: defaults.allowPrivateSources),
             signingKeys: signingKeys,
             presets: presets,
-            presetsOnly: reader.bool(forKey: "presets-only", default: false),
-            localRoot: reader.string(forKey: "local-root"),
-            s3Endpoint: reader.string(forKey: "s3-endpoint"),
-            s3Region: reader.string(forKey: "s3-region") ?? environment["AWS_REGION"].flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1",
+            presetsOnly: reader.bool(forKey: Setting.presetsOnly.key, default: defaults.presetsOnly),
+            localRoot: reader.string(forKey: Setting.localRoot.key),
+            s3Endpoint: reader.string(forKey: Setting.s3Endpoint.key),
+            s3Region: reader.string(forKey: Setting.s3Region.key)
+                ?? Setting.s3Region.fallbackVariables.lazy.compactMap { environment[$0].flatMap { $0.isEmpty ? nil : $0 } }.first
+                ?? defaults.s3Region,
             s3Credentials: S3Credentials.environment(environment),
-            resultStore: reader.string(forKey: "result-store"),
-            maxSourceBytes: Int64(reader.int(forKey: "max-source-bytes", default: Int(defaults.maxSourceBytes))),
-            maxSourcePixels: reader.int(forKey: "max-source-pixels", default: defaults.maxSourcePixels),
-            concurrency: reader.int(forKey: "concurrency", default: defaults.concurrency),
-            cacheControlMaxAge: reader.int(forKey: "cache-control-max-age", default: defaults.cacheControlMaxAge),
+            resultStore: reader.string(forKey: Setting.resultStore.key),
+            maxSourceBytes: Int64(reader.int(forKey: Setting.maxSourceBytes.key, default: Int(defaults.maxSourceBytes))),
+            maxSourcePixels: reader.int(forKey: Setting.maxSourcePixels.key, default: defaults.maxSourcePixels),
+            concurrency: reader.int(forKey: Setting.concurrency.key, default: defaults.concurrency),
+            cacheControlMaxAge: reader.int(forKey: Setting.cacheControlMaxAge.key, default: defaults.cacheControlMaxAge),
             memoryBudgetBytes: budgetMiB << 20)
         configuration.deprecatedNamesUsed = deprecatedNamesUsed
         configuration.sourceProxy = HTTPProxySettings.environment(environment).httpProxy
             ?? HTTPProxySettings.environment(environment).httpsProxy
-        configuration.signatureMigration = reader.bool(forKey: "signature-migration", default: defaults.signatureMigration)
-        configuration.maxAnimationFrames = reader.int(forKey: "max-animation-frames", default: defaults.maxAnimationFrames)
-        configuration.maxResultPixels = reader.int(forKey: "max-result-pixels", default: defaults.maxResultPixels)
-        configuration.renderTimeout = try seconds("render-timeout", reader.double(forKey: "render-timeout", default: 30), allowsZero: false)
-        configuration.clientTimeout = try seconds("client-timeout", reader.double(forKey: "client-timeout", default: 10), allowsZero: false)
-        configuration.shutdownDelay = try seconds("shutdown-delay", reader.double(forKey: "shutdown-delay", default: 0), allowsZero: true)
-        // A comma-separated string (a flag, the environment, the file) or the file's list.
-        func list(_ key: String) -> String? {
-            reader.string(forKey: ConfigKey(key)) ?? reader.stringArray(forKey: ConfigKey(key))?.joined(separator: ",")
+        configuration.signatureMigration = reader.bool(forKey: Setting.signatureMigration.key, default: defaults.signatureMigration)
+        configuration.maxAnimationFrames = reader.int(forKey: Setting.maxAnimationFrames.key, default: defaults.maxAnimationFrames)
+        configuration.maxResultPixels = reader.int(forKey: Setting.maxResultPixels.key, default: defaults.maxResultPixels)
+        func seconds(_ setting: ServeSetting.WithDefault<Duration>, allowsZero: Bool) throws -> Duration {
+            try Self.seconds(setting.name, reader.double(forKey: setting.key, default: setting.defaultValue / .seconds(1)), allowsZero: allowsZero)
         }
-        if let text = list("quality") { configuration.qualities = try Self.qualities(text) }
-        if let text = list("auto-formats") { configuration.autoFormats = try Self.autoFormats(text) }
-        configuration.watermarkFile = reader.string(forKey: "watermark")
-        configuration.otelEndpoint = reader.string(forKey: "otel-endpoint")
-        configuration.dialects = try (reader.stringArray(forKey: "dialect") ?? reader.string(forKey: "dialect").map { [$0] } ?? [])
+        configuration.renderTimeout = try seconds(Setting.renderTimeout, allowsZero: false)
+        configuration.clientTimeout = try seconds(Setting.clientTimeout, allowsZero: false)
+        configuration.shutdownDelay = try seconds(Setting.shutdownDelay, allowsZero: true)
+        // A comma-separated string (a flag, the environment, the file) or the file's list.
+        func list(_ setting: ServeSetting) -> String? {
+            reader.string(forKey: setting.key) ?? reader.stringArray(forKey: setting.key)?.joined(separator: ",")
+        }
+        if let text = list(Setting.quality.setting) { configuration.qualities = try Self.qualities(text) }
+        if let text = list(Setting.autoFormats.setting) { configuration.autoFormats = try Self.autoFormats(text) }
+        configuration.watermarkFile = reader.string(forKey: Setting.watermark.key)
+        configuration.otelEndpoint = reader.string(forKey: Setting.otelEndpoint.key)
+        configuration.dialects = try (reader.stringArray(forKey: Setting.dialect.key) ?? reader.string(forKey: Setting.dialect.key).map { [$0] } ?? [])
             .flatMap { $0.split(separator: ",").map { String($0.trimmingSpacesAndTabs) } }
             .map(DialectMount.init(parsing:))
         // thumbor's own variable last: a deployment moving from thumbor keeps its environment.
-        configuration.thumborKey = reader.string(forKey: "thumbor-key", isSecret: true)
-            ?? environment["THUMBOR_SECURITY_KEY"].flatMap { $0.isEmpty ? nil : $0 }
-        configuration.thumborAllowUnsafe = reader.bool(forKey: "thumbor-allow-unsafe")
+        configuration.thumborKey = reader.string(forKey: Setting.thumborKey.key, isSecret: true)
+            ?? Setting.thumborKey.fallbackVariables.lazy.compactMap { environment[$0].flatMap { $0.isEmpty ? nil : $0 } }.first
+        configuration.thumborAllowUnsafe = reader.bool(forKey: Setting.thumborAllowUnsafe.key)
         // imgproxy's own names, only for a deployment that serves its URLs; the service's own
         // settings (flag, WEBIMAGE_ variable, config key) win over their IMGPROXY_ twins.
         if configuration.dialects.contains(where: { $0.name == .imgproxy }) {
@@ -282,7 +296,7 @@ extension ServerConfiguration {
     /// leaving the rest for the process's baseline, the source bodies being fetched and the
     /// kernel's page cache; never below ``minimumMemoryBudgetMiB``.
     public static func defaultMemoryBudgetMiB(memory: CgroupMemory = .current) -> Int {
-        let fallback = ServerConfiguration().memoryBudgetBytes >> 20
+        let fallback = ServeSetting.memoryBudgetMiB.defaultValue
         guard let limit = memory.limit else { return fallback }
         return max(minimumMemoryBudgetMiB, min(fallback, (limit / 4 * 3) >> 20))
     }
@@ -334,11 +348,14 @@ extension ServerConfiguration {
 
     /// The lines to print on stderr on start: a deprecated name used, an open proxy.
     public var startWarnings: [String] {
-        let renames = [("--allow-source", "--allow-private-source"), ("WEBIMAGE_ALLOW_SOURCE", "WEBIMAGE_ALLOW_PRIVATE_SOURCE"),
-                       ("allow-source", "allow-private-source")]
-        var warnings = renames.filter { deprecatedNamesUsed.contains($0.0) }.map { old, new in
-            old.hasPrefix("-") || old.hasPrefix("WEBIMAGE_") ? "\(old) is deprecated; use \(new)"
-                : "config key \(old) is deprecated; use \(new)"
+        var warnings: [String] = []
+        for setting in ServeSetting.all {
+            guard let former = setting.formerName, let formerVariable = setting.formerEnvironmentVariable else { continue }
+            if deprecatedNamesUsed.contains("--" + former) { warnings.append("--\(former) is deprecated; use \(setting.flag)") }
+            if deprecatedNamesUsed.contains(formerVariable) {
+                warnings.append("\(formerVariable) is deprecated; use \(setting.environmentVariable)")
+            }
+            if deprecatedNamesUsed.contains(former) { warnings.append("config key \(former) is deprecated; use \(setting.configKey)") }
         }
         if !signingKeys.isEmpty, signatureMigration {
             warnings.append("signatures over the query alone are accepted for every endpoint (--signature-migration, "
@@ -362,7 +379,8 @@ extension ServerConfiguration {
     /// The settings as printed on start, one `name: value` a line; the signing keys are not shown.
     /// A renamed setting is shown under the name it was given (`allow-source` for `--allow-source`).
     public var summary: String {
-        let privateHostsName = deprecatedNamesUsed.isEmpty ? "allow-private-source" : "allow-source"
+        let privateHostsName = deprecatedNamesUsed.isEmpty ? ServeSetting.allowPrivateSource.name
+            : ServeSetting.allowPrivateSource.formerName ?? ServeSetting.allowPrivateSource.name
         let keys = switch signingKeys.count {
         case 0: "(none: unsigned requests accepted)"
         case 1: "(set)"
@@ -405,4 +423,11 @@ extension ServerConfiguration {
                 + "animation frames \(animationByteLimit >> 20) MiB)",
         ].joined(separator: "\n") + imgproxyLines
     }
+}
+
+extension ServeSetting {
+    /// The key the loader asks its providers for: the config key, under which the flags are put
+    /// too, and which the environment provider, prefixed with `webimage`, finds as `WEBIMAGE_` and
+    /// the name.
+    var key: ConfigKey { ConfigKey(configKey) }
 }

@@ -83,20 +83,20 @@ public struct ImgproxySettings: Sendable, Equatable {
             guard let size = Int(text), (1...32).contains(size) else { throw bad("IMGPROXY_SIGNATURE_SIZE", text, "1...32") }
             settings.signatureSize = size
         }
-        if let text = twin("IMGPROXY_ALLOWED_SOURCES", "allowed-source") { configuration.allowedSourcePrefixes = list(text) }
-        if let text = twin("IMGPROXY_MAX_SRC_RESOLUTION", "max-source-pixels") {
+        if let text = twin("IMGPROXY_ALLOWED_SOURCES", ServeSetting.allowedSource.configKey) { configuration.allowedSourcePrefixes = list(text) }
+        if let text = twin("IMGPROXY_MAX_SRC_RESOLUTION", ServeSetting.maxSourcePixels.configKey) {
             guard let megapixels = Double(text), megapixels.isFinite, megapixels > 0, megapixels <= 1e6 else {
                 throw bad("IMGPROXY_MAX_SRC_RESOLUTION", text, "megapixels, more than 0")
             }
             configuration.maxSourcePixels = max(1, Int(megapixels * 1_000_000))
         }
-        if let text = twin("IMGPROXY_MAX_SRC_FILE_SIZE", "max-source-bytes") {
+        if let text = twin("IMGPROXY_MAX_SRC_FILE_SIZE", ServeSetting.maxSourceBytes.configKey) {
             guard let bytes = Int64(text), bytes >= 0 else { throw bad("IMGPROXY_MAX_SRC_FILE_SIZE", text, "bytes, 0 or more") }
             // imgproxy's 0 is "no limit": the service keeps its own, as a source is held in memory.
             if bytes > 0 { configuration.maxSourceBytes = bytes }
         }
-        let quality = twin("IMGPROXY_QUALITY", "quality")
-        let formatQuality = twin("IMGPROXY_FORMAT_QUALITY", "quality")
+        let quality = twin("IMGPROXY_QUALITY", ServeSetting.quality.configKey)
+        let formatQuality = twin("IMGPROXY_FORMAT_QUALITY", ServeSetting.quality.configKey)
         if let quality {
             guard let value = Int(quality), (1...100).contains(value) else { throw bad("IMGPROXY_QUALITY", quality, "1...100") }
             for format in ServerConfiguration.defaultQualities.keys { configuration.qualities[format] = value }
@@ -114,9 +114,9 @@ public struct ImgproxySettings: Sendable, Equatable {
             settings.presets = text.split(separator: ",").map { String($0) }
         }
         if let text = value("IMGPROXY_ONLY_PRESETS") { settings.onlyPresets = try bool("IMGPROXY_ONLY_PRESETS", text) }
-        if let text = twin("IMGPROXY_WATERMARK_PATH", "watermark") { configuration.watermarkFile = text }
+        if let text = twin("IMGPROXY_WATERMARK_PATH", ServeSetting.watermark.configKey) { configuration.watermarkFile = text }
         if let text = value("IMGPROXY_BASE_URL") { settings.baseURL = text }
-        if let text = twin("IMGPROXY_TTL", "cache-control-max-age") {
+        if let text = twin("IMGPROXY_TTL", ServeSetting.cacheControlMaxAge.configKey) {
             guard let seconds = Int(text), seconds >= 0 else { throw bad("IMGPROXY_TTL", text, "seconds, 0 or more") }
             configuration.cacheControlMaxAge = seconds
         }
