@@ -18,6 +18,10 @@
 #        DISK=1 (serve with --cache-dir, a new directory per start)
 #        SERVE_ARGS="..." extra `webimage serve` flags
 #        THUMBOR_VENV=dir (default .build/thumbor-venv; made with pip when missing)
+#        BASELINE_BIN=path/to/older/webimage: a second service from that binary, measured as
+#          `serve_before` right after `serve` in every round (the same sources, flags and cores:
+#          before and after a change in alternating rounds), with its CPU split
+#        CONTENDERS="serve serve_before ...": only these (the goals' summary is then skipped)
 set -euo pipefail
 
 ROUNDS=1
@@ -131,6 +135,12 @@ start_serve() {
     wait_for "http://127.0.0.1:$SERVE_PORT/healthz"
 }
 # thumbor's URLs mounted beside /image (issue #45): the same render through the dialect's parser.
+if [[ -n "${BASELINE_BIN:-}" ]]; then
+    # The older binary first, so that SERVE_PORT and SERVE_PID name the one under test.
+    real_bin=$WEBIMAGE_BIN; WEBIMAGE_BIN=$BASELINE_BIN
+    start_serve --dialect thumbor=/thumbor
+    BASELINE_PORT=$SERVE_PORT; BASELINE_PID=$SERVE_PID; WEBIMAGE_BIN=$real_bin
+fi
 start_serve --dialect thumbor=/thumbor
 
 urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
@@ -138,6 +148,7 @@ urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys
 url_for() {  # contender source
     case "$1" in
         serve) echo "http://127.0.0.1:$SERVE_PORT/image?url=$(urlencode "http://$ORIGIN/$2")%3Fn%3D{n}&w=300&h=300&fit=cover&format=jpeg&q=80" ;;
+        serve_before) url_for serve "$2" | sed "s|:$SERVE_PORT/|:$BASELINE_PORT/|" ;;
         # The same thumbnail with issue #33's costlier options: what each adds per request.
         serve_smart) echo "$(url_for serve "$2")&gravity=smart" ;;
         serve_sharpen) echo "$(url_for serve "$2")&sharpen=1" ;;
@@ -234,14 +245,17 @@ echo "note: this machine is shared (2 cores, other jobs running): numbers move b
 declare -A best_rps best_p99 serve_cpu
 for round in $(seq 1 "$ROUNDS"); do
     for source in 12mp.jpg 1mp.jpg; do
-        for contender in serve serve_thumbor serve_smart serve_sharpen serve_hit serve_info thumbor image_filter; do
+        all="serve serve_thumbor serve_smart serve_sharpen serve_hit serve_info thumbor image_filter"
+        [[ -n "${BASELINE_BIN:-}" ]] && all="${all/serve /serve serve_before }"
+        for contender in ${CONTENDERS:-$all}; do
             run_contender "$contender" "$source" 2 3s > /dev/null   # warm connections and code paths
             origin_workers=$(pgrep -P "$NGINX_PID" | tr '\n' ' ')
             # shellcheck disable=SC2086
-            cpu_before=("$(cpu_ticks "$SERVE_PID")" "$(cpu_ticks $origin_workers)" "$(machine_ticks)")
+            measured=$SERVE_PID; [[ "$contender" == serve_before ]] && measured=$BASELINE_PID
+            cpu_before=("$(cpu_ticks "$measured")" "$(cpu_ticks $origin_workers)" "$(machine_ticks)")
             result=$(run_contender "$contender" "$source" "$CONNECTIONS" "$DURATION")
             # shellcheck disable=SC2086
-            cpu_after=("$(cpu_ticks "$SERVE_PID")" "$(cpu_ticks $origin_workers)" "$(machine_ticks)")
+            cpu_after=("$(cpu_ticks "$measured")" "$(cpu_ticks $origin_workers)" "$(machine_ticks)")
             rps=$(field "$result" rps); p99=$(field "$result" p99_ms); failed=$(field "$result" failed)
             printf 'round %d %-8s %-12s %8.1f req/s  p50 %7.1f ms  p99 %7.1f ms  failed %s\n' \
                 "$round" "${source%.jpg}" "$contender" "$rps" "$(field "$result" p50_ms)" "$p99" "$failed"
@@ -270,6 +284,15 @@ print(f'{d[0]:.2f} {d[1]:.2f} {d[2] - d[0] - d[1]:.2f}')")
         # service costing nothing but the render would make its requests at render + origin + rest;
         # one that also pays what `/info` of a new source costs it (the request, the fetch, the
         # answer), at that much more.
+        if [[ -n "${BASELINE_BIN:-}" ]]; then
+            read -r own origin rest <<< "${serve_cpu[serve/$source]}"
+            read -r before_own _ _ <<< "${serve_cpu[serve_before/$source]}"
+            python3 -c "print(f'round $round ${source%.jpg}   before/after: the service {$before_own:.2f} -> {$own:.2f} ms CPU a request,'
+      f' around the render {$before_own - $render_ms:.2f} -> {$own - $render_ms:.2f} ms')"
+        fi
+        key="cli/$source"
+        if [[ -z "${best_rps[$key]:-}" ]] || python3 -c "import sys; sys.exit(0 if $cli > ${best_rps[$key]} else 1)"; then best_rps[$key]=$cli; fi
+        [[ -n "${CONTENDERS:-}" ]] && continue
         read -r own origin rest <<< "${serve_cpu[serve/$source]}"
         read -r hit _ _ <<< "${serve_cpu[serve_hit/$source]}"
         read -r info _ _ <<< "${serve_cpu[serve_info/$source]}"
@@ -279,11 +302,17 @@ print(f'round $round ${source%.jpg}   CPU per serve request: the service {own:.2
 print(f'round $round ${source%.jpg}   the service without a render: a memory-cache answer {hit:.2f} ms, /info of a new source {info:.2f} ms')
 print(f'round $round ${source%.jpg}   bound on serve/bench-render here: {render / (render + origin + rest):.2f} for a service costing only its render,'
       f' {render / (render + info + origin + rest):.2f} for one costing its render and a fetch as /info does')"
-        key="cli/$source"
-        if [[ -z "${best_rps[$key]:-}" ]] || python3 -c "import sys; sys.exit(0 if $cli > ${best_rps[$key]} else 1)"; then best_rps[$key]=$cli; fi
     done
 done
 
+if [[ -n "${BASELINE_BIN:-}" ]]; then
+    for source in 12mp.jpg 1mp.jpg; do
+        python3 -c "
+a, b, c = ${best_rps[serve/$source]}, ${best_rps[serve_before/$source]}, ${best_rps[cli/$source]}
+print(f'best of rounds, ${source%.jpg}: serve {a:.1f} req/s, before {b:.1f} ({a / b:.2f}x); serve/bench-render {a / c:.2f} (before {b / c:.2f})')"
+    done
+fi
+if [[ -n "${CONTENDERS:-}" ]]; then exit 0; fi
 # Peak RSS under 64 connections: a fresh instance, the 12 MP source (the largest decodes).
 kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true
 start_serve

@@ -74,7 +74,7 @@ final class ImageService: Sendable {
                                  settings: try RenderSettings(configuration, coders: coders), limits: RenderLimits(configuration))
         encodable = Set(FormatNegotiation.autoFormatCandidates.filter { coders.canEncode($0) })
         let disk = configuration.cacheDirectory.map { DiskCache(configuration: DiskCacheConfiguration(directory: URL(fileURLWithPath: $0))) }
-        let limits = EncodeStageLimits(maxAdmitted: configuration.concurrency, memoryBudget: configuration.renderBudgetBytes,
+        let limits = ImageManagerConfiguration.EncodeStageLimits(maxAdmitted: configuration.concurrency, memoryBudget: configuration.renderBudgetBytes,
                                        deadline: configuration.renderTimeout, onDeadline: { metrics.renderTimedOut() })
         manager = ImageManager(
             // The service keeps no decoded images: a bitmap-less cache stands in for the manager's decoded tier.
@@ -182,7 +182,7 @@ final class ImageService: Sendable {
                                          tracer: tracer, context: context, metrics: metrics, logger: logger)
         var load = request(for: parameters.url)
         load.rendering = rendering
-        let result: EncodedImageResult
+        let result: ImageManager.EncodedResult
         do {
             result = try await manager.encodedImage(for: load)
         } catch {

@@ -17,7 +17,7 @@ import WebImage
 /// an object whose type is not an image type the service sends, or whose ETag is not one the
 /// service makes, is a miss; so is any failure to read (the render goes on). Reads and writes
 /// go through the S3 downloader (the configured endpoint only, no redirect).
-final class ResultStore: EncodedImageStoring {
+final class ResultStore: ImageDataCache.SharedStore {
     /// `s3://BUCKET/PREFIX` (no trailing slash), as objects are named under it.
     let location: String
     private let downloader: ImageDownloader

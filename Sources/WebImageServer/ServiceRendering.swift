@@ -30,7 +30,7 @@ struct ServiceRendering: ImageRendering {
 
     /// The limits, from the header, before any memory is taken (413 or 422), and the estimate.
     /// A header whose size cannot be read takes the whole budget, and a pixel limit that keeps it within.
-    func prepare(_ sources: [SourceImage], memoryBudget: Int?) throws -> PreparedRender {
+    func prepare(_ sources: [SourceImage], memoryBudget: Int?) throws -> ImageManager.PreparedRender {
         guard let source = sources.first else { throw WebImageError.emptyData }
         let mark = sources.dropFirst().first?.data
         let frames = try renderer.limits.check(source.data, parameters: parameters, choice: choice)
@@ -40,7 +40,7 @@ struct ServiceRendering: ImageRendering {
             animationByteLimit: self.renderer.animationByteLimit, settings: self.renderer.settings, limits: self.renderer.limits)
         let reserved = estimate ?? memoryBudget ?? 0
         let parameters = parameters, choice = choice, tracer = tracer, context = context, metrics = metrics, logger = logger
-        return PreparedRender(bytes: reserved) { cancellation in
+        return ImageManager.PreparedRender(bytes: reserved) { cancellation in
             let start = ContinuousClock.now
             let stages = RenderStages(tracer: tracer, context: context, cancellation: cancellation)
             let image: EncodedImage

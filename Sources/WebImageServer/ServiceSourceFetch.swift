@@ -10,7 +10,7 @@ import WebImage
 /// Around each source fetch the manager starts for a request: the `fetch source` span (the
 /// request's trace continues to the origin as `traceparent`), the fetch metric, and the answers
 /// a client may be told of a failure (what the guard found is logged, not told).
-struct ServiceSourceFetch: SourceFetchInterceptor {
+struct ServiceSourceFetch: ImageRequest.SourceFetchInterceptor {
     let tracer: any Tracer
     /// The request's span context: the fetch runs in the manager's task, which has no task-local one.
     let context: ServiceContext

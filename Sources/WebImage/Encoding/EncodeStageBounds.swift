@@ -4,15 +4,15 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// ``EncodeStageLimits`` at work: the admission count, the memory budget and the deadline timer
+/// ``ImageManagerConfiguration/EncodeStageLimits`` at work: the admission count, the memory budget and the deadline timer
 /// one manager's encode stage shares among its renders.
 final class EncodeStageBounds: Sendable {
-    let limits: EncodeStageLimits
+    let limits: ImageManagerConfiguration.EncodeStageLimits
     let memory: MemoryBudget?
     let deadlines: FixedDelayTimer?
     private let admitted = Locked(0)
 
-    init(_ limits: EncodeStageLimits) {
+    init(_ limits: ImageManagerConfiguration.EncodeStageLimits) {
         self.limits = limits
         memory = limits.memoryBudget.map { MemoryBudget(capacity: max(0, $0)) }
         deadlines = limits.deadline.map { FixedDelayTimer(delay: $0) }

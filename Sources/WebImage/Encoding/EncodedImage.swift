@@ -22,30 +22,32 @@ public struct EncodedImage: Sendable, Hashable {
     }
 }
 
-/// What ``ImageManager/encodedImage(for:)`` answers: the bytes, and where they came from.
-public struct EncodedImageResult: Sendable {
-    /// Where an encoded image came from.
-    public enum Origin: String, Sendable, Hashable {
-        /// The data tier's memory.
-        case memory
-        /// The data tier's disk.
-        case disk
-        /// The remote tier (``EncodedImageStoring``): another process made it.
-        case remote
-        /// Rendered for this request.
-        case rendered
-        /// Rendered for another request of the same output, which this one joined.
-        case joined
-    }
+extension ImageManager {
+    /// What ``ImageManager/encodedImage(for:)`` answers: the bytes, and where they came from.
+    public struct EncodedResult: Sendable {
+        /// Where an encoded image came from.
+        public enum Origin: String, Sendable, Hashable {
+            /// The data tier's memory.
+            case memory
+            /// The data tier's disk.
+            case disk
+            /// The remote tier (``ImageDataCache/SharedStore``): another process made it.
+            case remote
+            /// Rendered for this request.
+            case rendered
+            /// Rendered for another request of the same output, which this one joined.
+            case joined
+        }
 
-    /// The bytes.
-    public var image: EncodedImage
-    /// Where they came from.
-    public var origin: Origin
+        /// The bytes.
+        public var image: EncodedImage
+        /// Where they came from.
+        public var origin: Origin
 
-    /// A result.
-    public init(image: EncodedImage, origin: Origin) {
-        self.image = image
-        self.origin = origin
+        /// A result.
+        public init(image: EncodedImage, origin: Origin) {
+            self.image = image
+            self.origin = origin
+        }
     }
 }

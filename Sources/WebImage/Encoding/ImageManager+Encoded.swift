@@ -14,7 +14,7 @@ extension ImageManager {
     ///
     /// Errors pass through as thrown: the downloader's and the stage's as ``WebImageError``, the
     /// rendering's and the ``ImageRequest/sourceFetch`` interceptor's as they threw them.
-    public func encodedImage(for request: ImageRequest) async throws -> EncodedImageResult {
+    public func encodedImage(for request: ImageRequest) async throws -> ImageManager.EncodedResult {
         guard let rendering = request.rendering else {
             throw WebImageError.invalidRequest("an encoded load needs a rendering")
         }
@@ -23,11 +23,11 @@ extension ImageManager {
         let key = rendering.outputKey(sourceKey: plan.sourceKey ?? plan.url.absoluteString)
         if caches, let hit = await dataCache.value(forKey: key, accepts: Self.isEncodedOutput),
            let image = EncodedImage(hit.entry) {
-            return EncodedImageResult(image: image, origin: hit.tier == .memory ? .memory : .disk)
+            return ImageManager.EncodedResult(image: image, origin: hit.tier == .memory ? .memory : .disk)
         }
         var isNew = false
         let stageKey = PipelineStageKey.encode(EncodeStageKey(dataCache: ObjectIdentifier(dataCache), outputKey: key))
-        let subscription = stages.pool.subscribe(key: stageKey, priority: plan.priority, prepare: { (stage: SharedWork<EncodedImageResult>) in
+        let subscription = stages.pool.subscribe(key: stageKey, priority: plan.priority, prepare: { (stage: SharedWork<ImageManager.EncodedResult>) in
             isNew = true
             // Admitted when the render is made: callers that join it take no slot of their own.
             let admitted = encodeBounds.admit()
@@ -37,9 +37,9 @@ extension ImageManager {
                 // A render that ended since the caller's lookup left its output in memory before
                 // it left the pool: it is not rendered twice.
                 if caches, let entry = dataCache.memoryValue(forKey: key), let image = EncodedImage(entry) {
-                    return EncodedImageResult(image: image, origin: .memory)
+                    return ImageManager.EncodedResult(image: image, origin: .memory)
                 }
-                let origin: EncodedImageResult.Origin
+                let origin: ImageManager.EncodedResult.Origin
                 let image: EncodedImage
                 if let stored = await remoteStore?.value(forKey: key) {
                     (image, origin) = (stored, .remote)
@@ -54,7 +54,7 @@ extension ImageManager {
                     dataCache.store(ImageDataCache.Entry(image), forKey: key,
                                     diskWrite: plan.options.contains(.cacheMemoryOnly) ? .never : .now)
                 }
-                return EncodedImageResult(image: image, origin: origin)
+                return ImageManager.EncodedResult(image: image, origin: origin)
             }
         })
         var result = try await withTaskCancellationHandler {
@@ -78,7 +78,7 @@ extension ImageManager {
 
     /// The sources, the memory, a processing slot, the render.
     private func render(_ request: ImageRequest, plan: LoadPlan, rendering: any ImageRendering,
-                        stage: SharedWork<EncodedImageResult>) async throws -> EncodedImage {
+                        stage: SharedWork<ImageManager.EncodedResult>) async throws -> EncodedImage {
         var sources = [try await source(plan, interceptor: request.sourceFetch, priority: stage.priority)]
         for additional in rendering.additionalSources {
             let plan = LoadPlan(additional, manager: self)
@@ -104,7 +104,7 @@ extension ImageManager {
     /// the origin said `no-store`). Concurrent callers share one lookup and fetch; a fetch that
     /// ended since the caller's lookup left its source in memory before it left the pool, so a
     /// source is fetched at most once while it stays cached.
-    private func source(_ plan: LoadPlan, interceptor: (any SourceFetchInterceptor)?, priority: LoadPriority) async throws -> SourceImage {
+    private func source(_ plan: LoadPlan, interceptor: (any ImageRequest.SourceFetchInterceptor)?, priority: LoadPriority) async throws -> SourceImage {
         let key = plan.sourceKey
         if let key, let entry = dataCache.memoryValue(forKey: key) { return SourceImage(data: entry.data, metadata: entry.metadata) }
         let stageKey = PipelineStageKey.source(SourceStageKey(dataCache: ObjectIdentifier(dataCache), downloader: ObjectIdentifier(plan.downloader),

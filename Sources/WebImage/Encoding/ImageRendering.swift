@@ -17,27 +17,29 @@ public protocol ImageRendering: Sendable {
     var additionalSources: [ImageRequest] { get }
     /// Reads the sources' headers and readies the render before any pixel memory is taken:
     /// throws for a source past a limit, and says how many bytes the render will hold at most
-    /// (taken from ``EncodeStageLimits/memoryBudget`` while it runs).
+    /// (taken from ``ImageManagerConfiguration/EncodeStageLimits/memoryBudget`` while it runs).
     /// - Parameter memoryBudget: the stage's budget, if it has one: a render that cannot estimate
     ///   its size takes the whole of it and must keep within it.
-    func prepare(_ sources: [SourceImage], memoryBudget: Int?) throws -> PreparedRender
+    func prepare(_ sources: [SourceImage], memoryBudget: Int?) throws -> ImageManager.PreparedRender
 }
 
 extension ImageRendering {
     public var additionalSources: [ImageRequest] { [] }
 }
 
-/// A render that is ready to run: its memory estimate, and the work.
-public struct PreparedRender: Sendable {
-    /// The most bytes the render holds at once.
-    public var bytes: Int
-    /// Renders; `cancellation` is set when every waiter left or the deadline passed: a render
-    /// checks it between steps (and hands it to decodes) to stop early.
-    public var render: @Sendable (_ cancellation: DecodeCancellation) throws -> EncodedImage
+extension ImageManager {
+    /// A render that is ready to run: its memory estimate, and the work.
+    public struct PreparedRender: Sendable {
+        /// The most bytes the render holds at once.
+        public var bytes: Int
+        /// Renders; `cancellation` is set when every waiter left or the deadline passed: a render
+        /// checks it between steps (and hands it to decodes) to stop early.
+        public var render: @Sendable (_ cancellation: DecodeCancellation) throws -> EncodedImage
 
-    /// A prepared render.
-    public init(bytes: Int, render: @escaping @Sendable (_ cancellation: DecodeCancellation) throws -> EncodedImage) {
-        self.bytes = bytes
-        self.render = render
+        /// A prepared render.
+        public init(bytes: Int, render: @escaping @Sendable (_ cancellation: DecodeCancellation) throws -> EncodedImage) {
+            self.bytes = bytes
+            self.render = render
+        }
     }
 }

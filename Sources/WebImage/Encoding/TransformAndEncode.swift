@@ -50,7 +50,7 @@ public struct TransformAndEncode: ImageRendering {
 
     /// Holds the decoded bitmap (the thumbnail's, when the header tells its size) and the
     /// transform's output.
-    public func prepare(_ sources: [SourceImage], memoryBudget: Int?) throws -> PreparedRender {
+    public func prepare(_ sources: [SourceImage], memoryBudget: Int?) throws -> ImageManager.PreparedRender {
         guard let source = sources.first else { throw WebImageError.emptyData }
         let declared = FormatDetection.declaredSize(of: source.data)
         var bytes = declared.map { 4 * $0.width * $0.height } ?? memoryBudget ?? 0
@@ -59,7 +59,7 @@ public struct TransformAndEncode: ImageRendering {
             bytes = Int(4 * Double(size.width * size.height) * scale * scale) + 4 * max(size.width, size.height)
         }
         let rendering = self
-        return PreparedRender(bytes: 2 * bytes) { cancellation in
+        return ImageManager.PreparedRender(bytes: 2 * bytes) { cancellation in
             try rendering.render(source, cancellation: cancellation)
         }
     }

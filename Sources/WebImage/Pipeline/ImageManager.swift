@@ -39,7 +39,7 @@ public final class ImageManager: Sendable {
     /// The data tier encoded loads keep their outputs and sources in (``encodedImage(for:)``).
     public let dataCache: ImageDataCache
     /// The tier of encoded outputs shared with other processes, if any.
-    public let remoteStore: (any EncodedImageStoring)?
+    public let remoteStore: (any ImageDataCache.SharedStore)?
     let encodeBounds: EncodeStageBounds
 
     let stages: PipelineStages
@@ -56,7 +56,7 @@ public final class ImageManager: Sendable {
     ///   - remoteStore: the shared tier of encoded outputs, if any.
     public init(cache: any ImageCaching = ImageCache.shared, loader: any ImageLoader = ImageDownloader.shared,
                 coders: ImageCodersManager = .shared, configuration: ImageManagerConfiguration = ImageManagerConfiguration(),
-                dataCache: ImageDataCache? = nil, remoteStore: (any EncodedImageStoring)? = nil) {
+                dataCache: ImageDataCache? = nil, remoteStore: (any ImageDataCache.SharedStore)? = nil) {
         self.cache = cache
         self.dataCache = dataCache ?? ImageDataCache(memoryBytes: 64 << 20, disk: (cache as? ImageCache)?.diskCache)
         self.remoteStore = remoteStore

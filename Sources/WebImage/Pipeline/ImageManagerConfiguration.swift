@@ -22,12 +22,12 @@ public struct ImageManagerConfiguration: Sendable {
     public var parallelDecoding: Bool
     /// The bounds of the encode stage (``ImageManager/encodedImage(for:)``): how much it admits,
     /// the memory its renders may hold, how long one may run. None by default.
-    public var encodeStage: EncodeStageLimits
+    public var encodeStage: ImageManagerConfiguration.EncodeStageLimits
 
     public init(cacheKeyFilter: CacheKeyFilter? = nil, shouldDownload: ShouldDownloadHook? = nil,
                 scaleDownPixelLimit: Int = 4096 * 4096,
                 processingConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount,
-                parallelDecoding: Bool = true, encodeStage: EncodeStageLimits = EncodeStageLimits()) {
+                parallelDecoding: Bool = true, encodeStage: ImageManagerConfiguration.EncodeStageLimits = ImageManagerConfiguration.EncodeStageLimits()) {
         self.encodeStage = encodeStage
         self.cacheKeyFilter = cacheKeyFilter
         self.shouldDownload = shouldDownload

@@ -19,11 +19,11 @@ public struct ImageRequest: Sendable {
     public var rendering: (any ImageRendering)?
     /// For an encoded load: wraps the fetch of each source the load's stage starts (a span
     /// around it, a log line, an error of the caller's own).
-    public var sourceFetch: (any SourceFetchInterceptor)?
+    public var sourceFetch: (any ImageRequest.SourceFetchInterceptor)?
 
     /// A request.
     public init(url: URL, options: ImageLoadOptions = [], context: ImageLoadContext = ImageLoadContext(),
-                rendering: (any ImageRendering)? = nil, sourceFetch: (any SourceFetchInterceptor)? = nil) {
+                rendering: (any ImageRendering)? = nil, sourceFetch: (any ImageRequest.SourceFetchInterceptor)? = nil) {
         self.url = url
         self.options = options
         self.context = context
@@ -41,9 +41,11 @@ public struct ImageRequest: Sendable {
     }
 }
 
-/// Wraps the fetch of an encoded load's sources (``ImageRequest/sourceFetch``).
-public protocol SourceFetchInterceptor: Sendable {
-    /// Fetches the source at `url` by calling `next` (with headers to add to the request, such
-    /// as a trace context), and returns or rethrows what it gives, or throws an error of its own.
-    func fetch(_ url: URL, next: @Sendable (_ headers: [String: String]) async throws -> SourceImage) async throws -> SourceImage
+extension ImageRequest {
+    /// Wraps the fetch of an encoded load's sources (``ImageRequest/sourceFetch``).
+    public protocol SourceFetchInterceptor: Sendable {
+        /// Fetches the source at `url` by calling `next` (with headers to add to the request, such
+        /// as a trace context), and returns or rethrows what it gives, or throws an error of its own.
+        func fetch(_ url: URL, next: @Sendable (_ headers: [String: String]) async throws -> SourceImage) async throws -> SourceImage
+    }
 }

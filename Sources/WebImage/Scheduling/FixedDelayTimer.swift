@@ -1,5 +1,5 @@
 /// Runs each action a fixed delay after it is added, unless it is removed first: the encode
-/// stage's deadline (``EncodeStageLimits/deadline``, the service's `--render-timeout`), for every render in flight at once.
+/// stage's deadline (``ImageManagerConfiguration/EncodeStageLimits/deadline``, the service's `--render-timeout`), for every render in flight at once.
 ///
 /// Every action waits the same delay, so deadlines come in the order actions are added: the
 /// list is first in, first out, and one task sleeps until its oldest live deadline. Adding and

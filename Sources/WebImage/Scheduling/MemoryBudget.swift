@@ -4,12 +4,12 @@ import FoundationEssentials
 import Foundation
 #endif
 /// The bytes the renders of the manager's encode stage may hold together
-/// (``EncodeStageLimits/memoryBudget``; the service's memory budget less its memory cache).
+/// (``ImageManagerConfiguration/EncodeStageLimits/memoryBudget``; the service's memory budget less its memory cache).
 ///
-/// A render takes its estimate (``PreparedRender/bytes``) before it decodes anything and gives it back when its
+/// A render takes its estimate (``ImageManager/PreparedRender/bytes``) before it decodes anything and gives it back when its
 /// output is encoded. One that does not fit in what is left waits, first come first served (a
 /// large render is never passed over by a stream of small ones); how many may wait is bounded by
-/// the stage's admission (``EncodeStageLimits/maxAdmitted``). Waiters are render stages, which are
+/// the stage's admission (``ImageManagerConfiguration/EncodeStageLimits/maxAdmitted``). Waiters are render stages, which are
 /// never cancelled while someone waits for them (a client that leaves does not cancel a render others may join), so a wait
 /// has no cancellation path.
 package final class MemoryBudget: Sendable {

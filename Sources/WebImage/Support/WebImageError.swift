@@ -56,10 +56,10 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// or refused the ones given (see ``ImageDownloader/ProxySettings``). Permanent: the same
     /// request through the same proxy fails the same way.
     case proxyAuthenticationRequired(String)
-    /// The manager's encode stage admits no more work now (``EncodeStageLimits/maxAdmitted``):
+    /// The manager's encode stage admits no more work now (``ImageManagerConfiguration/EncodeStageLimits/maxAdmitted``):
     /// try again shortly.
     case overloaded
-    /// A render ran past ``EncodeStageLimits/deadline`` (the duration named): its waiters got
+    /// A render ran past ``ImageManagerConfiguration/EncodeStageLimits/deadline`` (the duration named): its waiters got
     /// this at once, and the render was stopped.
     case deadlineExceeded(Duration)
 
