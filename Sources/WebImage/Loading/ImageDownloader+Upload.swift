@@ -22,7 +22,7 @@ extension ImageDownloader {
         request.method = .put
         request.body = body
         let response = Locked<ImageLoadResponse?>(nil)
-        let transfer = coordinator.http.makeTransfer(request, hooks: coordinator.httpHooks) { event in
+        let transfer = http.makeTransfer(request, hooks: httpHooks) { event in
             if case .completed(_, let answer) = event { response.withLock { $0 = answer } }
         }
         let result = await withTaskCancellationHandler {
