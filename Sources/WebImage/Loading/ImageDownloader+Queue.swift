@@ -157,11 +157,11 @@ extension ImageDownloader {
                 do { request = try s3.signed(request) } catch { return ended(id, .failure(error)) }
             }
             // Events go from the connection's event loop straight to the callers: no task, no stream.
-            let transfer = http.makeTransfer(request, hooks: httpHooks) { [self] event in
+            let transfer = HTTPTransfer(request, hooks: httpHooks, session: http.session) { [self] event in
                 try handle(event, of: id, work: work)
             }
             slot.attach { transfer.cancel() }
-            transfer.start { [self] result in ended(id, result) }
+            transfer.start { [self] result in ended(id, result.mapError(WebImageError.init)) }
         }
     }
 

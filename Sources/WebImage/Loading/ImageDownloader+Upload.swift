@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImageHTTP
 
 extension ImageDownloader {
     /// Stores `body` at `url` with a `PUT`: an `s3://` object (with ``ImageDownloaderConfiguration/s3``,
@@ -22,12 +23,12 @@ extension ImageDownloader {
         request.method = .put
         request.body = body
         let response = Locked<ImageLoadResponse?>(nil)
-        let transfer = http.makeTransfer(request, hooks: httpHooks) { event in
+        let transfer = HTTPTransfer(request, hooks: httpHooks, session: http.session) { event in
             if case .completed(_, let answer) = event { response.withLock { $0 = answer } }
         }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, WebImageError>, Never>) in
-                transfer.start { continuation.resume(returning: $0) }
+                transfer.start { continuation.resume(returning: $0.mapError(WebImageError.init)) }
             }
         } onCancel: {
             transfer.cancel()
