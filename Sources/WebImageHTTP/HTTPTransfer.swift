@@ -300,7 +300,7 @@ package final class HTTPTransfer: Sendable {
     /// allows another try; else ends the load with `error`. A body partly handed to the sink
     /// as partial data is only ever resumed (a range request), never restarted.
     private func retryOrFinish(_ error: HTTPLoadError, exchange: HTTPExchange, url: URL, hop: HTTPOrigin, limits: Limits) {
-        guard let policy = configuration.retryPolicy, HTTPRetryPolicy.isTransient(error) else { return finish(.failure(error)) }
+        guard let policy = configuration.retryPolicy, HTTPRetryPolicy.retries(error) else { return finish(.failure(error)) }
         let leftover = exchange.leftover()
         let retryAfter = leftover.retryAfter.flatMap { HTTPRetryPolicy.retryAfter($0) }
         let retry = state.withLock { state -> (number: Int, startedAt: NIODeadline)? in
