@@ -19,7 +19,7 @@ package final class HTTPSession: Sendable {
     package init(configuration: Configuration) {
         self.configuration = configuration
         defaultHeaders = DefaultRequestHeaders(configuration.defaultHeaders)
-        pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
+        pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost ?? Configuration.defaultMaxConnectionsPerHost,
                                   allowsInvalidCertificates: configuration.allowsInvalidCertificates,
                                   trustedCertificatesPEM: configuration.trustedCertificatesPEM,
                                   systemTrustDirectory: configuration.systemTrustDirectory,

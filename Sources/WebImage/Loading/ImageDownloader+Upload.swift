@@ -14,7 +14,7 @@ extension ImageDownloader {
     /// - Returns: the store's answer (a 2xx).
     /// - Throws: ``WebImageError/httpStatus(_:)`` for any other status, or the transport's error.
     package func put(_ body: Data, to url: URL, headers: [String: String] = [:]) async throws(WebImageError) -> ImageLoadResponse {
-        var request = ImageLoadRequest(url: url, headers: headers, timeout: configuration.timeout,
+        var request = ImageLoadRequest(url: url, headers: headers, timeout: configuration.idleTimeout,
                                        resourceTimeout: configuration.resourceTimeout)
         if S3Configuration.isS3(url) {
             guard let s3 = configuration.s3 else { throw .invalidURL(url.absoluteString) }

@@ -67,9 +67,10 @@ public final class ImageDownloader: ImageLoader {
         // travel with each load (`httpHooks`).
         let shared = HTTPImageLoader.shared
         var pool = configuration.http
+        let perHost = pool.maxConnectionsPerHost
         pool.maxConnectionsPerHost = shared.configuration.maxConnectionsPerHost
-        if configuration.maxConnectionsPerHost != nil || !pool.hasSamePoolSettings(as: shared.configuration) {
-            pool.maxConnectionsPerHost = max(configuration.maxConnectionsPerHost ?? configuration.maxConcurrentDownloads, 1)
+        if perHost != nil || !pool.hasSamePoolSettings(as: shared.configuration) {
+            pool.maxConnectionsPerHost = max(perHost ?? configuration.maxConcurrentDownloads, 1)
             http = HTTPImageLoader(configuration: pool)
             ownsHTTPLoader = true
         } else {
@@ -234,7 +235,7 @@ public final class ImageDownloader: ImageLoader {
             request = modified
         }
         if let transport { return .success(PreparedDownload(request: request, usesSlot: true, transport: transport)) }
-        if request.timeout == nil { request.timeout = configuration.timeout }
+        if request.timeout == nil { request.timeout = configuration.idleTimeout }
         if request.resourceTimeout == nil { request.resourceTimeout = configuration.resourceTimeout }
         let usesSlot: Bool
         switch request.url.scheme?.lowercased() {
