@@ -46,8 +46,13 @@ public struct HTTPClientSettings: Sendable {
     /// Sees every redirect's target before it is followed; `false` fails the load as rejected
     /// (block private addresses, foreign hosts...).
     public var redirectPolicy: HTTPRedirectPolicy?
-    /// Connections kept open per scheme, host and port.
-    public var maxConnectionsPerHost: Int
+    /// Connections kept open per scheme, host and port. `nil` leaves it to whoever makes the pool:
+    /// ``defaultMaxConnectionsPerHost`` for a session (WebImage's `HTTPImageLoader`); for a
+    /// WebImage `ImageDownloader` (whose settings leave it `nil`), the shared pool's, or one per
+    /// concurrent download in a pool of its own, which setting it gives the downloader.
+    public var maxConnectionsPerHost: Int?
+    /// The connections per host of a session whose settings leave ``maxConnectionsPerHost`` unset.
+    package static let defaultMaxConnectionsPerHost = 8
     /// Sees every address a new connection would go to, after name resolution, and may refuse it
     /// (an SSRF guard); see ``ConnectAddressPolicy``.
     public var connectAddressPolicy: ConnectAddressPolicy?
@@ -75,7 +80,7 @@ public struct HTTPClientSettings: Sendable {
     package init(idleTimeout: Duration, resourceTimeout: Duration, connectTimeout: Duration, maxBodySize: Int64,
                  maxRedirects: Int, defaultHeaders: [String: String], allowsInvalidCertificates: Bool,
                  trustedCertificatesPEM: [String], allowsInsecureRedirects: Bool,
-                 redirectPolicy: HTTPRedirectPolicy?, maxConnectionsPerHost: Int,
+                 redirectPolicy: HTTPRedirectPolicy?, maxConnectionsPerHost: Int?,
                  addressPolicy: ConnectAddressPolicy? = nil) {
         self.connectAddressPolicy = addressPolicy
         self.idleTimeout = idleTimeout

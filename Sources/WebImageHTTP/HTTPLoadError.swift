@@ -36,3 +36,27 @@ package enum HTTPLoadError: Error {
     /// The event sink threw this error: the load ended with it.
     case consumer(any Error)
 }
+
+extension HTTPLoadError {
+    /// The statuses a server sends for a condition that may pass.
+    static let transientStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+
+    /// Whether trying again later may succeed: the package's one rule of a transient failure.
+    /// Timeouts, a connection that could not be made or was lost (before the response or in the
+    /// middle of its body), the statuses 408, 429, 500, 502, 503 and 504, and cancellation (the
+    /// caller left; the URL is fine) are transient; a 404, a 501 (the server will never do it),
+    /// an untrusted certificate, a refused redirect or a limit are not, nor is an error the
+    /// caller's sink threw (it is the caller's, not the load's).
+    ///
+    /// ``HTTPRetryPolicy`` sends the transient failures again, cancellation aside; WebImage's
+    /// `WebImageError.isTransient` answers with this rule for every failure of a load, so a URL
+    /// the retries gave up on is not recorded as a bad one by the manager's failed-URL list.
+    package var isTransient: Bool {
+        switch self {
+        case .cancelled, .timedOut, .connectionFailed, .truncatedData: true
+        case .httpStatus(let status): Self.transientStatuses.contains(status)
+        case .invalidURL, .invalidRequest, .tooManyRedirects, .insecureRedirect, .rejected, .tooLarge, .emptyData,
+             .untrustedCertificate, .proxyAuthenticationRequired, .consumer: false
+        }
+    }
+}

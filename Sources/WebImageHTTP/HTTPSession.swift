@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// The HTTP stack's entry point: a connection pool, the default headers and the limits every
-/// load of it starts from. `HTTPImageLoader` (in WebImage) is a thin adapter over one.
+/// load of it starts from. A load over it is an ``HTTPTransfer``; `HTTPImageLoader` (in WebImage)
+/// owns one.
 package final class HTTPSession: Sendable {
     /// How the session talks HTTP: every value is given (the library's defaults live with the loader).
     package typealias Configuration = HTTPClientSettings
@@ -18,7 +19,7 @@ package final class HTTPSession: Sendable {
     package init(configuration: Configuration) {
         self.configuration = configuration
         defaultHeaders = DefaultRequestHeaders(configuration.defaultHeaders)
-        pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost,
+        pool = HTTPConnectionPool(maxConnectionsPerOrigin: configuration.maxConnectionsPerHost ?? Configuration.defaultMaxConnectionsPerHost,
                                   allowsInvalidCertificates: configuration.allowsInvalidCertificates,
                                   trustedCertificatesPEM: configuration.trustedCertificatesPEM,
                                   systemTrustDirectory: configuration.systemTrustDirectory,
@@ -34,14 +35,6 @@ package final class HTTPSession: Sendable {
     /// Whether `url` is http or https.
     package func canLoad(_ url: URL) -> Bool {
         HTTPOrigin.isHTTP(scheme: url.scheme?.lowercased() ?? "")
-    }
-
-    /// A load of `request` that hands each event to `sink` as it happens, on the connection's
-    /// event loop; an error thrown by `sink` ends the load with ``HTTPLoadError/consumer(_:)``.
-    /// Call ``HTTPTransfer/start(_:)`` to run it.
-    package func makeTransfer(_ request: HTTPLoadRequest, hooks: HTTPLoadHooks = HTTPLoadHooks(),
-                              sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void) -> HTTPTransfer {
-        HTTPTransfer(request, hooks: hooks, configuration: configuration, defaultHeaders: defaultHeaders, pool: pool, sink: sink)
     }
 
     /// Connections opened and reused, and requests sent, by origin (`scheme://host[:port]`).

@@ -76,18 +76,19 @@ package final class HTTPTransfer: Sendable {
     // `cancel` comes from anywhere: the lock orders them.
     private let state = Locked(State())
 
-    /// A load of `request` that hands each event to `sink` (on the connection's event loop); an
-    /// error thrown by `sink` ends the load with it. Nothing happens before ``start(_:)``.
-    init(_ request: HTTPLoadRequest, hooks: HTTPLoadHooks, configuration: HTTPSession.Configuration,
-         defaultHeaders: DefaultRequestHeaders, pool: HTTPConnectionPool,
-         sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void) {
+    /// A load of `request` over `session`'s connections that hands each event to `sink` as it
+    /// happens, on the connection's event loop; an error thrown by `sink` ends the load with
+    /// ``HTTPLoadError/consumer(_:)``. `hooks` carry a caller's settings and per-hop headers (a
+    /// downloader's); without them the session's apply. Nothing happens before ``start(_:)``.
+    package init(_ request: HTTPLoadRequest, hooks: HTTPLoadHooks = HTTPLoadHooks(), session: HTTPSession,
+                 sink: @escaping @Sendable (HTTPLoadEvent) throws -> Void) {
         self.request = request
         self.hooks = hooks
-        let configuration = hooks.settings ?? configuration
+        let configuration = hooks.settings ?? session.configuration
         self.configuration = configuration
-        let defaultHeaders = hooks.defaultHeaders ?? defaultHeaders
+        let defaultHeaders = hooks.defaultHeaders ?? session.defaultHeaders
         loaderDefaults = defaultHeaders
-        self.pool = pool
+        pool = session.pool
         // What the sink throws passes through the stack untouched, told apart from transport errors.
         self.sink = { event in
             do { try sink(event) } catch let error as HTTPLoadError { throw error } catch { throw HTTPLoadError.consumer(error) }
@@ -299,7 +300,7 @@ package final class HTTPTransfer: Sendable {
     /// allows another try; else ends the load with `error`. A body partly handed to the sink
     /// as partial data is only ever resumed (a range request), never restarted.
     private func retryOrFinish(_ error: HTTPLoadError, exchange: HTTPExchange, url: URL, hop: HTTPOrigin, limits: Limits) {
-        guard let policy = configuration.retryPolicy, HTTPRetryPolicy.isTransient(error) else { return finish(.failure(error)) }
+        guard let policy = configuration.retryPolicy, HTTPRetryPolicy.retries(error) else { return finish(.failure(error)) }
         let leftover = exchange.leftover()
         let retryAfter = leftover.retryAfter.flatMap { HTTPRetryPolicy.retryAfter($0) }
         let retry = state.withLock { state -> (number: Int, startedAt: NIODeadline)? in

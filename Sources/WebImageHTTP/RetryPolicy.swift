@@ -9,10 +9,10 @@ import WebImageSupport
 /// `DelayRetryStrategy`. Off by default (a `nil` retry policy): a retry multiplies the load on a
 /// server that is already failing and delays the error a UI may want to show, so a caller opts in.
 ///
-/// Retried: no connection or a connection lost, a body cut short, no bytes for the idle
-/// timeout, and the statuses 408, 429, 500, 502, 503 and 504. Never retried: other statuses,
-/// untrusted certificates, refused redirects, limits, cancellation, the resource timeout, or an
-/// error the caller's sink threw.
+/// Retried: the transient failures (``HTTPLoadError/isTransient``): no connection or a connection
+/// lost, a body cut short, no bytes for the idle timeout, and the statuses 408, 429, 500, 502, 503
+/// and 504. Never retried: other statuses, untrusted certificates, refused redirects, limits,
+/// cancellation, the resource timeout, or an error the caller's sink threw.
 ///
 /// Retry *n* waits ``baseDelay`` × 2^(n−1), at most ``maxDelay``, less a random part of up
 /// to ``jitter`` of it (so that many clients do not come back at once). A `Retry-After` the
@@ -64,16 +64,11 @@ public struct HTTPRetryPolicy: Sendable, Hashable {
         hasher.combine(jitter)
     }
 
-    /// The statuses a server sends for a condition that may pass.
-    package static let transientStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
-
-    /// Whether a load that failed with `error` may be sent again.
-    package static func isTransient(_ error: HTTPLoadError) -> Bool {
-        switch error {
-        case .connectionFailed, .truncatedData, .timedOut: true
-        case .httpStatus(let status): transientStatuses.contains(status)
-        default: false
-        }
+    /// Whether a load that failed with `error` may be sent again: a transient failure
+    /// (``HTTPLoadError/isTransient``, the one rule) other than a cancellation, whose caller left.
+    package static func retries(_ error: HTTPLoadError) -> Bool {
+        if case .cancelled = error { return false }
+        return error.isTransient
     }
 
     /// The wait before retry number `retry` (from 1): `baseDelay` doubled each time, capped at

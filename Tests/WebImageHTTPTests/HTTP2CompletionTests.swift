@@ -51,7 +51,7 @@ struct HTTP2CompletionTests {
                         await finishing(within: .seconds(40)) {
                             (try? await withSession(.testing(idleTimeout: .seconds(30))) { session in
                                 let completions = Locked<[Result<Void, HTTPLoadError>]>([])
-                                let transfer = session.makeTransfer(HTTPLoadRequest(url: server.url("/held"))) { _ in }
+                                let transfer = HTTPTransfer(HTTPLoadRequest(url: server.url("/held")), session: session) { _ in }
                                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                                     transfer.start { result in
                                         completions.withLock { $0.append(result) }

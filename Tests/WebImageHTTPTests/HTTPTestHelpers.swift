@@ -34,7 +34,7 @@ extension HTTPSession {
     /// Runs one load to its end and gathers what it delivered.
     func load(_ request: HTTPLoadRequest) async -> HTTPOutcome {
         let outcome = Locked(HTTPOutcome())
-        let transfer = makeTransfer(request) { event in
+        let transfer = HTTPTransfer(request, session: self) { event in
             outcome.withLock { outcome in
                 switch event {
                 case .response(let response): outcome.responses.append(response)

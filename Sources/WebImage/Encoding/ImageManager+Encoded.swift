@@ -135,7 +135,7 @@ extension ImageManager {
     /// stopped there) and keeps them in the data tier.
     private func download(_ plan: LoadPlan, headers: [String: String], stage: SharedWork<SourceImage>) async throws -> SourceImage {
         let prepared = try plan.download(validators: nil, priority: stage.priority, headers: headers)
-        let bytes = plan.downloader.coordinator.subscribe(prepared, priority: stage.priority, accepts: plan.context.responseModifier)
+        let bytes = plan.downloader.subscribe(prepared, priority: stage.priority, accepts: plan.context.responseModifier)
         stage.onPriorityChange { bytes.setPriority($0) }
         let outcome = try await withTaskCancellationHandler {
             try await bytes.value()

@@ -2,7 +2,7 @@
 /// Where a running download keeps the way to stop it: its task (file and data URLs) or its
 /// HTTP transfer's cancel.
 ///
-/// The coordinator marks a download running under its lock but starts the work after releasing
+/// The downloader marks a download running under its lock but starts the work after releasing
 /// it, so a cancel can come before the work exists: the slot remembers it and stops the work
 /// the moment it is attached. ``SharedWork`` keeps how to stop its work in one too: a last
 /// waiter can leave before the work is started.

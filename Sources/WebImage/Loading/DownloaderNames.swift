@@ -1,4 +1,4 @@
-// The names the package's own code (the coordinator, the CLI, tests) has used for the
+// The names the package's own code (the downloader, the CLI, tests) has used for the
 // downloader's and prefetcher's types. Package-only: the public names are nested in
 // ``ImageDownloader`` and ``ImagePrefetcher``.
 package typealias DownloadToken = ImageDownloader.Token

@@ -26,7 +26,8 @@ public final class HTTPImageLoader: ImageLoader {
 
     /// The configuration the loader was made with.
     public let configuration: Configuration
-    /// The HTTP stack (the WebImageHTTP module) this loader adapts.
+    /// The HTTP stack's session: its connection pool. The downloader runs its loads over it
+    /// directly (``/WebImageHTTP/HTTPTransfer``), with its own hooks.
     let session: HTTPSession
 
     /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
@@ -56,46 +57,16 @@ public final class HTTPImageLoader: ImageLoader {
 
     /// Starts loading; terminating the stream cancels the request.
     public func load(_ request: ImageLoadRequest) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
-        load(request, hooks: HTTPLoadHooks())
-    }
-
-    /// Starts loading with the downloader's per-hop hooks.
-    func load(_ request: ImageLoadRequest, hooks: HTTPLoadHooks) -> AsyncThrowingStream<ImageLoadEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ImageLoadEvent.self)
-        let transfer = makeTransfer(request, hooks: hooks) { event in continuation.yield(event) }
+        let transfer = HTTPTransfer(request, session: session) { event in continuation.yield(event) }
         continuation.onTermination = { _ in transfer.cancel() }
         transfer.start { result in
             switch result {
             case .success: continuation.finish()
-            case .failure(let error): continuation.finish(throwing: error)
+            case .failure(let error): continuation.finish(throwing: WebImageError(error))
             }
         }
         return stream
-    }
-
-    /// A load of `request` (its method and body included: an object store's `PUT`) that hands each
-    /// event to `sink` as it happens, on the connection's event loop, as the HTTP stack reports it
-    /// (the same types, nothing converted); an error thrown by `sink` aborts the load with that
-    /// error. The downloader uses this directly, without a stream in between. Call
-    /// ``HTTPImageTransfer/start(_:)`` to run it.
-    func makeTransfer(_ request: ImageLoadRequest, hooks: HTTPLoadHooks,
-                      sink: @escaping @Sendable (ImageLoadEvent) throws -> Void) -> HTTPImageTransfer {
-        HTTPImageTransfer(transfer: session.makeTransfer(request, hooks: hooks, sink: sink))
-    }
-}
-
-/// One HTTP load as the downloader drives it: the HTTP stack's transfer, with its errors as ``WebImageError``.
-struct HTTPImageTransfer: Sendable {
-    let transfer: HTTPTransfer
-
-    /// Starts the load; `completion` is called once, on whichever thread ends it.
-    func start(_ completion: @escaping @Sendable (Result<Void, WebImageError>) -> Void) {
-        transfer.start { result in completion(result.mapError(WebImageError.init)) }
-    }
-
-    /// Ends the load with ``WebImageError/cancelled``; safe from any thread, more than once.
-    func cancel() {
-        transfer.cancel()
     }
 }
 

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import WebImageHTTP
 
 extension ImageDownloader {
     /// Stores `body` at `url` with a `PUT`: an `s3://` object (with ``ImageDownloaderConfiguration/s3``,
@@ -13,7 +14,7 @@ extension ImageDownloader {
     /// - Returns: the store's answer (a 2xx).
     /// - Throws: ``WebImageError/httpStatus(_:)`` for any other status, or the transport's error.
     package func put(_ body: Data, to url: URL, headers: [String: String] = [:]) async throws(WebImageError) -> ImageLoadResponse {
-        var request = ImageLoadRequest(url: url, headers: headers, timeout: configuration.timeout,
+        var request = ImageLoadRequest(url: url, headers: headers, timeout: configuration.idleTimeout,
                                        resourceTimeout: configuration.resourceTimeout)
         if S3Configuration.isS3(url) {
             guard let s3 = configuration.s3 else { throw .invalidURL(url.absoluteString) }
@@ -22,12 +23,12 @@ extension ImageDownloader {
         request.method = .put
         request.body = body
         let response = Locked<ImageLoadResponse?>(nil)
-        let transfer = coordinator.http.makeTransfer(request, hooks: coordinator.httpHooks) { event in
+        let transfer = HTTPTransfer(request, hooks: httpHooks, session: http.session) { event in
             if case .completed(_, let answer) = event { response.withLock { $0 = answer } }
         }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, WebImageError>, Never>) in
-                transfer.start { continuation.resume(returning: $0) }
+                transfer.start { continuation.resume(returning: $0.mapError(WebImageError.init)) }
             }
         } onCancel: {
             transfer.cancel()

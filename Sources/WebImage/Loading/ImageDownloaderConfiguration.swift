@@ -56,9 +56,11 @@ extension ImageDownloader {
 /// How an ``ImageDownloader`` schedules and shapes its requests.
 ///
 /// Its HTTP settings are ``http``, read and written as the configuration's own
-/// (`configuration.maxBodySize`, `configuration.proxy`, `configuration.redirectPolicy`...: every
-/// property of ``/WebImageHTTP/HTTPClientSettings``), declared there once for the downloader and
-/// for ``HTTPImageLoader``.
+/// (`configuration.maxBodySize`, `configuration.proxy`, `configuration.maxConnectionsPerHost`...:
+/// every property of ``/WebImageHTTP/HTTPClientSettings``), declared there once for the downloader
+/// and for ``HTTPImageLoader``. A downloader leaves `maxConnectionsPerHost` unset by default
+/// (`nil`): it shares ``HTTPImageLoader/shared``'s pool, or allows one connection per concurrent
+/// download in a pool of its own; setting it gives the downloader a pool of its own.
 @dynamicMemberLookup
 public struct ImageDownloaderConfiguration: Sendable {
     /// How many network downloads run at once; the rest wait in the queue.
@@ -79,11 +81,6 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// downloader). The jar keeps origin-bound session cookies (the HTTP stack's cookie jar): `Path`,
     /// `Domain` and `Expires` are ignored, `Max-Age=0` deletes, and it is bounded in count and size.
     public var cookiesEnabled: Bool
-    /// Connections kept open per scheme, host and port when the downloader has a pool of its own;
-    /// `nil` (the default) allows one per concurrent download. Setting it gives the downloader a
-    /// connection pool of its own. It replaces ``http``'s `maxConnectionsPerHost`, whose default
-    /// does not follow ``maxConcurrentDownloads``.
-    public var maxConnectionsPerHost: Int?
     /// The directory `local:///PATH` URLs are read from; `nil` (the default): `local` URLs are
     /// not loaded. A path resolves inside it or is refused with ``WebImageError/rejected(_:)``
     /// (`..`, encoded slashes, NUL, links that lead out); anything but a regular file, and a
@@ -98,13 +95,17 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Runs on every response head; may reject it (failing every caller of the download).
     public var responseModifier: ImageDownloader.ResponseModifier?
 
-    /// The idle timeout of a request that sets none (``http``'s `idleTimeout`).
+    /// The idle timeout of a request that sets none: ``http``'s `idleTimeout`, which
+    /// `configuration.idleTimeout` reads and writes under its one name.
+    @available(*, deprecated, renamed: "idleTimeout")
     public var timeout: Duration {
         get { http.idleTimeout }
         set { http.idleTimeout = newValue }
     }
 
-    /// Headers sent with every HTTP request, a request's own headers winning (``http``'s `defaultHeaders`).
+    /// Headers sent with every HTTP request, a request's own headers winning: ``http``'s
+    /// `defaultHeaders`, which `configuration.defaultHeaders` reads and writes under its one name.
+    @available(*, deprecated, renamed: "defaultHeaders")
     public var headers: [String: String] {
         get { http.defaultHeaders }
         set { http.defaultHeaders = newValue }
@@ -152,6 +153,8 @@ public struct ImageDownloaderConfiguration: Sendable {
                                   allowsInsecureRedirects: allowsInsecureRedirects, redirectPolicy: redirectPolicy,
                                   connectAddressPolicy: connectAddressPolicy, proxy: proxy)
         http.retryPolicy = retryPolicy
+        // Unset: the shared pool's count, or one per concurrent download in a pool of the downloader's own.
+        http.maxConnectionsPerHost = nil
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.executionOrder = executionOrder
         self.credentials = credentials

@@ -31,4 +31,28 @@ extension WebImageError {
         case .consumer(let error): self = .fromLoading(error)
         }
     }
+
+    /// The HTTP stack's error this one mirrors, the inverse of ``init(_:)``; `nil` for the
+    /// failures no HTTP load reports (decoding, encoding, the cache, files). Listed case by case
+    /// so that a new case is placed on purpose.
+    var transportError: HTTPLoadError? {
+        switch self {
+        case .invalidURL(let url): .invalidURL(url)
+        case .invalidRequest(let reason): .invalidRequest(reason)
+        case .httpStatus(let status): .httpStatus(status)
+        case .tooManyRedirects: .tooManyRedirects
+        case .insecureRedirect(let url): .insecureRedirect(url)
+        case .rejected(let reason): .rejected(reason)
+        case .tooLarge(let reason): .tooLarge(reason)
+        case .truncatedData(let reason): .truncatedData(reason)
+        case .emptyData: .emptyData
+        case .connectionFailed(let reason): .connectionFailed(reason)
+        case .untrustedCertificate(let reason): .untrustedCertificate(reason)
+        case .proxyAuthenticationRequired(let proxy): .proxyAuthenticationRequired(proxy)
+        case .timedOut: .timedOut
+        case .cancelled: .cancelled
+        case .unsupportedFormat, .corruptData, .encodingFailed, .blockedFailedURL, .notCached, .fileSystem,
+             .invalidNamespace: nil
+        }
+    }
 }

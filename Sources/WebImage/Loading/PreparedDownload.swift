@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A request as the downloader sends it: after its request modifiers and defaults, routed to
-/// the loader that will run it. Made by ``DownloadCoordinator/prepare(_:modifier:transport:)``,
+/// the loader that will run it. Made by ``ImageDownloader/prepare(_:modifier:transport:)``,
 /// so a caller can know the download's key before it joins (the pipeline's decode stage is
 /// keyed by it).
 struct PreparedDownload: Sendable {

@@ -3,7 +3,7 @@ import WebImageHTTP
 extension ImageDownloader {
     /// How a downloader sends an HTTP download again after a transient failure (see
     /// ``/WebImageHTTP/HTTPRetryPolicy``). The failures retried are exactly those ``WebImageError/isTransient``
-    /// calls transient (one definition), cancellation aside, so a URL given up on is not recorded
-    /// as a bad one. The manager sees the last failure only, so its failed-URL rules are unchanged.
+    /// calls transient (one rule, the HTTP stack's), cancellation aside, so a URL given up on is not
+    /// recorded as a bad one. The manager sees the last failure only, so its failed-URL rules are unchanged.
     public typealias RetryPolicy = HTTPRetryPolicy
 }

@@ -14,13 +14,13 @@ final class FailedURLList: Sendable {
     func removeAll() { urls.withLock { $0.removeAll() } }
     var count: Int { urls.withLock { $0.count } }
 
-    /// Whether `error` marks a URL as bad: permanent failures of the URL itself. Transient network
-    /// failures, cancellation, cache-only misses and local vetoes never do.
+    /// Whether `error` marks a URL as bad: permanent failures of the URL itself. Transient
+    /// failures (``WebImageError/isTransient``: cancellation and cache-only misses among them)
+    /// and local vetoes never do.
     static func records(_ error: WebImageError) -> Bool {
-        if error.isTransient { return false }
         switch error {
-        case .rejected, .blockedFailedURL, .notCached, .cancelled: return false
-        default: return true
+        case .rejected, .blockedFailedURL: false
+        default: !error.isTransient
         }
     }
 }

@@ -92,7 +92,7 @@ struct LoadPlan: Sendable {
             guard let modified = modifier(request) else { throw WebImageError.rejected("the request modifier vetoed \(url.absoluteString)") }
             request = modified
         }
-        return try downloader.coordinator.prepare(request, modifier: nil, transport: transport).mapError(\.error).get()
+        return try downloader.prepare(request, modifier: nil, transport: transport).mapError(\.error).get()
     }
 
     /// Whether the delivered image is the decoded original, stored under the source key.

@@ -165,7 +165,7 @@ final class PipelineStages: Sendable {
             }
         case .download(let download, let downloader):
             // The stage is the download's caller: the downloader queues, coalesces and stops it.
-            let bytes = downloader.coordinator.subscribe(download, priority: stage.priority, accepts: plan.context.responseModifier)
+            let bytes = downloader.subscribe(download, priority: stage.priority, accepts: plan.context.responseModifier)
             stage.onPriorityChange { [processing] priority in
                 bytes.setPriority(priority)
                 processing.setPriority(priority, ticket: ticket)

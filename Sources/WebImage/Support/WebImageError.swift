@@ -68,15 +68,16 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// 502, 503 and 504, and cancellation are transient; a 404, a 501 (the server will never do
     /// it), corrupt data or a refused redirect are not.
     ///
-    /// One definition with the downloader's retry rule (``ImageDownloader/RetryPolicy``): what it
+    /// A failure of a load is judged by the HTTP stack's one rule (`HTTPLoadError.isTransient`),
+    /// which the downloader's retry rule (``/WebImageHTTP/HTTPRetryPolicy``) follows too: what it
     /// sends again is transient here, so a URL it gave up on is not put on the manager's
     /// failed-URL list as if it were bad. Only cancellation differs: transient (the caller left,
-    /// the URL is fine) but never retried.
+    /// the URL is fine) but never retried. Of the other failures, a cache-only miss and a file
+    /// error may pass (the image stored later, the file written); decoding and the rest do not.
     public var isTransient: Bool {
         switch self {
-        case .cancelled, .timedOut, .connectionFailed, .truncatedData, .notCached, .fileSystem, .overloaded, .deadlineExceeded: true
-        case .httpStatus(let code): HTTPRetryPolicy.transientStatuses.contains(code)
-        default: false
+        case .notCached, .fileSystem, .overloaded, .deadlineExceeded: true
+        default: transportError?.isTransient ?? false
         }
     }
 

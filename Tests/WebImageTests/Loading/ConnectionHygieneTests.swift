@@ -7,12 +7,20 @@ import WebImageTestSupport
 /// per-host limit, idle expiry, and per-origin metrics.
 @Suite("Connection hygiene", .timeLimit(.minutes(1)))
 struct ConnectionHygieneTests {
-    @Test(arguments: LoopbackProtocol.allCases) func theDownloaderKeepsToItsPerHostLimitAndCountsConnections(_ http: LoopbackProtocol) async throws {
+    /// The limit has one home, `HTTPClientSettings.maxConnectionsPerHost`: set as the
+    /// configuration's own property or through `configuration.http`, it is the same setting
+    /// (through `http` it used to be ignored by the downloader).
+    @Test(arguments: LoopbackProtocol.allCases, [false, true])
+    func theDownloaderKeepsToItsPerHostLimitAndCountsConnections(_ http: LoopbackProtocol, throughHTTPSettings: Bool) async throws {
         try await withServer(http) { server in
             let gate = LoopbackGate()
             server.route("/slow.png", LoopbackResponse(body: .bytes(testBytes(1_000)), gate: gate))
             var configuration = ImageDownloaderConfiguration(maxConcurrentDownloads: 6)
-            configuration.maxConnectionsPerHost = 2
+            if throughHTTPSettings {
+                configuration.http.maxConnectionsPerHost = 2
+            } else {
+                configuration.maxConnectionsPerHost = 2
+            }
             let downloader = ImageDownloader(configuration: .speakingCurrentServer(configuration))
             let loads = (0..<6).map { downloader.load(ImageLoadRequest(url: server.url("/slow.png?n=\($0)"))) }
             // Two requests reach the server; the other four wait for one of its two connections.

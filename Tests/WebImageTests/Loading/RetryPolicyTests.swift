@@ -232,12 +232,12 @@ struct RetryPolicyTests {
     }
 
     @Test func onlyTransientErrorsAreRetried() {
-        #expect(HTTPRetryPolicy.isTransient(.connectionFailed("reset")))
-        #expect(HTTPRetryPolicy.isTransient(.timedOut))
-        #expect(HTTPRetryPolicy.isTransient(.truncatedData("cut")))
+        #expect(HTTPRetryPolicy.retries(.connectionFailed("reset")))
+        #expect(HTTPRetryPolicy.retries(.timedOut))
+        #expect(HTTPRetryPolicy.retries(.truncatedData("cut")))
         for error: HTTPLoadError in [.untrustedCertificate("x"), .cancelled, .httpStatus(404), .httpStatus(501), .rejected("x"),
                                      .tooLarge("x"), .proxyAuthenticationRequired("p:1"), .invalidRequest("x"), .tooManyRedirects] {
-            #expect(!HTTPRetryPolicy.isTransient(error), "\(error)")
+            #expect(!HTTPRetryPolicy.retries(error), "\(error)")
         }
     }
 }

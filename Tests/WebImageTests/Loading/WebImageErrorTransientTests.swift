@@ -28,10 +28,36 @@ struct WebImageErrorTransientTests {
         ]
         errors += (100...599).map { HTTPLoadError.httpStatus($0) }
         for error in errors {
-            #expect(HTTPRetryPolicy.isTransient(error) == WebImageError(error).isTransient, "\(error)")
+            #expect(HTTPRetryPolicy.retries(error) == WebImageError(error).isTransient, "\(error)")
+            // A URL the retries gave up on is not a bad URL; one never retried for its own fault is.
+            let vetoed = if case .rejected = error { true } else { false }
+            #expect(FailedURLList.records(WebImageError(error)) == !(HTTPRetryPolicy.retries(error) || vetoed), "\(error)")
         }
         // The one difference: a cancelled load is not retried (its caller left), nor is its URL bad.
-        #expect(!HTTPRetryPolicy.isTransient(.cancelled) && WebImageError(HTTPLoadError.cancelled).isTransient)
+        #expect(!HTTPRetryPolicy.retries(.cancelled) && WebImageError(HTTPLoadError.cancelled).isTransient)
+        #expect(!FailedURLList.records(.cancelled))
+    }
+
+    /// The rule is the HTTP stack's: a load's failure reaches it through the inverse of the
+    /// mapping the loader applies, case for case.
+    @Test func aLoadsFailureMapsBackToTheHTTPStacksError() {
+        let errors: [HTTPLoadError] = [
+            .invalidURL("x"), .invalidRequest("x"), .httpStatus(503), .tooManyRedirects, .insecureRedirect("http://x/"),
+            .rejected("x"), .tooLarge("x"), .truncatedData("x"), .emptyData, .connectionFailed("x"),
+            .untrustedCertificate("x"), .proxyAuthenticationRequired("p:1"), .timedOut, .cancelled,
+        ]
+        for error in errors {
+            let mapped = WebImageError(error)
+            #expect(mapped.transportError.map(WebImageError.init) == mapped, "\(error)")
+            #expect(mapped.isTransient == error.isTransient, "\(error)")
+        }
+        for error: WebImageError in [.unsupportedFormat("x"), .corruptData("x"), .encodingFailed("x"), .blockedFailedURL,
+                                     .invalidNamespace("x")] {
+            #expect(error.transportError == nil && !error.isTransient, "\(error)")
+        }
+        #expect(WebImageError.notCached.isTransient && WebImageError.fileSystem("x").isTransient)
+        #expect(!FailedURLList.records(.notCached) && !FailedURLList.records(.rejected("x")) && !FailedURLList.records(.blockedFailedURL))
+        #expect(FailedURLList.records(.httpStatus(404)) && FailedURLList.records(.corruptData("x")))
     }
 
     @Test func theNetworkHardeningCodesAreStable() {

@@ -5,7 +5,7 @@ import Foundation
 #endif
 import WebImageHTTP
 
-extension DownloadCoordinator {
+extension ImageDownloader {
     /// What every HTTP load of a downloader with `configuration` is given: its default headers,
     /// limits, redirect rules, proxy and retry policy, and the same-origin credentials and
     /// cookies of `cookies`.
