@@ -52,7 +52,7 @@ extension WebImageError {
         case .timedOut: .timedOut
         case .cancelled: .cancelled
         case .unsupportedFormat, .corruptData, .encodingFailed, .blockedFailedURL, .notCached, .fileSystem,
-             .invalidNamespace: nil
+             .invalidNamespace, .overloaded, .deadlineExceeded: nil
         }
     }
 }
