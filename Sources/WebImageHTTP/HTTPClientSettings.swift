@@ -47,7 +47,7 @@ public struct HTTPClientSettings: Sendable {
     /// (block private addresses, foreign hosts...).
     public var redirectPolicy: HTTPRedirectPolicy?
     /// Connections kept open per scheme, host and port. `nil` leaves it to whoever makes the pool:
-    /// ``defaultMaxConnectionsPerHost`` for a session (WebImage's `HTTPImageLoader`); for a
+    /// 8 for a session (WebImage's `HTTPImageLoader`); for a
     /// WebImage `ImageDownloader` (whose settings leave it `nil`), the shared pool's, or one per
     /// concurrent download in a pool of its own, which setting it gives the downloader.
     public var maxConnectionsPerHost: Int?

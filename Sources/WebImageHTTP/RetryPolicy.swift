@@ -9,7 +9,7 @@ import WebImageSupport
 /// `DelayRetryStrategy`. Off by default (a `nil` retry policy): a retry multiplies the load on a
 /// server that is already failing and delays the error a UI may want to show, so a caller opts in.
 ///
-/// Retried: the transient failures (``HTTPLoadError/isTransient``): no connection or a connection
+/// Retried: the transient failures (`HTTPLoadError.isTransient`, one rule for the stack): no connection or a connection
 /// lost, a body cut short, no bytes for the idle timeout, and the statuses 408, 429, 500, 502, 503
 /// and 504. Never retried: other statuses, untrusted certificates, refused redirects, limits,
 /// cancellation, the resource timeout, or an error the caller's sink threw.

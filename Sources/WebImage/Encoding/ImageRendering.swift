@@ -18,6 +18,7 @@ public protocol ImageRendering: Sendable {
     /// Reads the sources' headers and readies the render before any pixel memory is taken:
     /// throws for a source past a limit, and says how many bytes the render will hold at most
     /// (taken from ``ImageManagerConfiguration/EncodeStageLimits/memoryBudget`` while it runs).
+    /// - Parameter sources: the request's source, then each of ``additionalSources``.
     /// - Parameter memoryBudget: the stage's budget, if it has one: a render that cannot estimate
     ///   its size takes the whole of it and must keep within it.
     func prepare(_ sources: [SourceImage], memoryBudget: Int?) throws -> ImageManager.PreparedRender

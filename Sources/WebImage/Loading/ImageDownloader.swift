@@ -23,12 +23,12 @@ import WebImageHTTP
 /// response and progress seen, then every later event. Observe activity with ``events()``,
 /// swift-metrics (`webimage_downloader_*`) and swift-log (label `swift-webimage.downloader`).
 ///
-/// Requests for the same download (``DownloadKey``) join one ``SharedWork``, as the pipeline's
+/// Requests for the same download (the same URL, headers and validators) join one piece of shared work, as the pipeline's
 /// stages and the cache's reads do: the download is queued at the highest priority among its
 /// callers, and cancelled when its last caller leaves. Callers join with callback sinks, so
 /// events go from the connection's event loop straight to them, with no task or stream in
 /// between; the manager's decode stages join with a stream of their own
-/// (``subscribe(_:priority:accepts:)``). The queue (which downloads wait, which run, in which
+/// (`subscribe(_:priority:accepts:)`). The queue (which downloads wait, which run, in which
 /// slot) is in `ImageDownloader+Queue.swift`.
 public final class ImageDownloader: ImageLoader {
     /// The process-wide downloader with the default configuration.

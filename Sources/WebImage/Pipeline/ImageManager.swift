@@ -50,6 +50,10 @@ public final class ImageManager: Sendable {
 
     /// Creates a manager from its parts.
     /// - Parameters:
+    ///   - cache: the cache decoded loads query and store in (``cache``).
+    ///   - loader: the loader that fetches bytes (``loader``).
+    ///   - coders: the coders that decode (``coders``).
+    ///   - configuration: settings for every load (``configuration``).
     ///   - dataCache: the data tier of encoded loads; by default 64 MiB in memory over the disk
     ///     cache of `cache` when it is an ``ImageCache`` (sources there are the original bytes
     ///     its loads stored), else memory only.

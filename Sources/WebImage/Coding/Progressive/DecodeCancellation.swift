@@ -3,8 +3,10 @@ import Synchronization
 /// A flag that stops a running decode: set from any thread, read by the decoder between rows.
 ///
 /// A progressive load hands its partial decodes one of these (through
-/// ``CancellableIncrementalDecoder``), so cancelling the load stops the decode in flight at its next
-/// band of rows instead of letting it finish a picture nobody will see.
+/// its incremental decoders), so cancelling the load stops the decode in flight at its next
+/// band of rows instead of letting it finish a picture nobody will see. An encoded load hands its
+/// rendering one (``ImageManager/PreparedRender/render``): set when the render's last waiter left
+/// or its deadline passed.
 public final class DecodeCancellation: Sendable {
     private let flag = Atomic<Bool>(false)
 
