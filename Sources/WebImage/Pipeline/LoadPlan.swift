@@ -87,7 +87,7 @@ struct LoadPlan: Sendable {
     /// stored copy, partial data for a progressive load.
     /// - Throws: ``WebImageError/rejected(_:)`` when a request modifier vetoes it, or the error
     ///   the downloader refuses it with.
-    func download(validators: CacheValidators?, priority: LoadPriority) throws -> PreparedDownload {
+    func download(validators: HTTPLoadRequest.Validators?, priority: LoadPriority) throws -> PreparedDownload {
         var request = ImageLoadRequest(url: url, headers: context.headers, priority: priority, timeout: context.timeout,
                                        validators: validators, wantsPartialData: options.contains(.progressiveLoad))
         if let modifier = context.requestModifier {
