@@ -113,7 +113,7 @@ struct ManagerArguments: ParsableArguments {
 
     /// `--client-cert` and `--client-key` read, or `nil` when not given; a validation error names
     /// the option that cannot be used.
-    func clientCertificate() throws -> ImageDownloader.ClientCertificate? {
+    func clientCertificate() throws -> ClientCertificate? {
         guard clientCert != nil || clientKey != nil else { return nil }
         guard let clientCert, let clientKey else { throw ValidationError("--client-cert and --client-key go together") }
         guard let certificate = try? String(contentsOfFile: clientCert, encoding: .utf8),
@@ -123,11 +123,11 @@ struct ManagerArguments: ParsableArguments {
         guard let key = try? String(contentsOfFile: clientKey, encoding: .utf8), key.contains("PRIVATE KEY-----") else {
             throw ValidationError("--client-key: no PEM private key in \(clientKey)")
         }
-        return ImageDownloader.ClientCertificate(certificateChainPEM: certificate, privateKeyPEM: key)
+        return ClientCertificate(certificateChainPEM: certificate, privateKeyPEM: key)
     }
 
     /// `--pin-sha256` as a trust setting for every host, or `nil` when none is given.
-    func serverTrust() throws -> ImageDownloader.ServerTrust? {
+    func serverTrust() throws -> ServerTrust? {
         guard !pins.isEmpty else { return nil }
         for pin in pins {
             let base64 = pin.hasPrefix("sha256/") ? String(pin.dropFirst("sha256/".count)) : pin
@@ -135,16 +135,16 @@ struct ManagerArguments: ParsableArguments {
                 throw ValidationError("--pin-sha256 needs the base64 of a SHA-256 digest (32 bytes), got '\(pin)'")
             }
         }
-        return ImageDownloader.ServerTrust(pins: ["*": Set(pins)])
+        return ServerTrust(pins: ["*": Set(pins)])
     }
 
     /// The most retries `--retries` takes: more only hammers a failing server.
     static let maxRetries = 20
 
     /// `--proxy` with the environment's `no_proxy`, else the environment's settings.
-    func proxySettings() -> ImageDownloader.ProxySettings {
-        let environment = ImageDownloader.ProxySettings.environment()
-        return proxy.map { ImageDownloader.ProxySettings(proxy: $0, noProxy: environment.noProxy) } ?? environment
+    func proxySettings() -> HTTPProxySettings {
+        let environment = HTTPProxySettings.environment()
+        return proxy.map { HTTPProxySettings(proxy: $0, noProxy: environment.noProxy) } ?? environment
     }
 
     /// The longest timeout taken as given; longer ones are clamped to it (a year is "never").
@@ -205,7 +205,7 @@ struct ManagerArguments: ParsableArguments {
                 ?? ImageLoaderDefaults.resourceTimeout,
             trustedCertificatesPEM: pem.map { [$0] } ?? [],
             proxy: proxySettings(),
-            retryPolicy: retries > 0 ? ImageDownloader.RetryPolicy(maxRetries: retries) : nil)
+            retryPolicy: retries > 0 ? HTTPRetryPolicy(maxRetries: retries) : nil)
         configuration.httpVersion = httpVersion.downloader
         configuration.serverTrust = try? serverTrust()
         configuration.clientCertificate = try? clientCertificate()
@@ -222,7 +222,7 @@ enum HTTPVersionArgument: String, ExpressibleByArgument, CaseIterable {
     case http1_1 = "1.1"
     case http2 = "2"
 
-    var downloader: ImageDownloader.HTTPVersion {
+    var downloader: HTTPVersionPreference {
         switch self {
         case .auto: .auto
         case .http1_1: .http1_1

@@ -37,7 +37,7 @@ public struct ImageCacheMetadata: Sendable, Hashable, Codable {
     }
 
     /// Validators to revalidate the stored bytes with.
-    public var validators: CacheValidators { CacheValidators(etag: etag, lastModified: lastModified) }
+    public var validators: HTTPLoadRequest.Validators { HTTPLoadRequest.Validators(etag: etag, lastModified: lastModified) }
 }
 
 /// How a cache query behaves.

@@ -3,7 +3,7 @@
 struct DownloadKey: Hashable, Sendable {
     var url: String
     var headers: [String]
-    var validators: CacheValidators?
+    var validators: HTTPLoadRequest.Validators?
     /// The custom loader under the downloader (``PreparedDownload/transport``); `nil` for the
     /// downloader's own loaders, chosen by scheme.
     var transport: InstanceIdentity?

@@ -13,4 +13,4 @@ package typealias PrefetchPolicy = ImagePrefetcher.Policy
 package typealias PrefetchToken = ImagePrefetcher.Token
 package typealias DownloadRequestModifier = ImageDownloader.RequestModifier
 package typealias DownloadResponseModifier = ImageDownloader.ResponseModifier
-package typealias DownloadRedirectPolicy = ImageDownloader.RedirectPolicy
+package typealias DownloadRedirectPolicy = HTTPRedirectPolicy

@@ -19,29 +19,30 @@ import WebImageHTTP
 public final class HTTPImageLoader: ImageLoader {
     /// How the loader talks HTTP: the HTTP stack's settings, declared once there (see
     /// ``/WebImageHTTP/HTTPClientSettings``); `Configuration()` starts from ``ImageLoaderDefaults``.
+    @available(*, deprecated, renamed: "HTTPClientSettings")
     public typealias Configuration = HTTPClientSettings
 
     /// The process-wide loader with the default configuration; never shut down.
     public static let shared = HTTPImageLoader()
 
     /// The configuration the loader was made with.
-    public let configuration: Configuration
+    public let configuration: HTTPClientSettings
     /// The HTTP stack's session: its connection pool. The downloader runs its loads over it
     /// directly (``/WebImageHTTP/HTTPTransfer``), with its own hooks.
     let session: HTTPSession
 
     /// Creates a loader with its own connection pool; call ``shutdown()`` when done with it.
-    public init(configuration: Configuration = Configuration()) {
+    public init(configuration: HTTPClientSettings = HTTPClientSettings()) {
         self.configuration = configuration
         var http = configuration
-        http.connectionObserver = ImageDownloader.ConnectionMetrics.export
+        http.connectionObserver = ConnectionCounts.export
         session = HTTPSession(configuration: http)
     }
 
     /// How this loader's connections were used, by origin (`scheme://host[:port]`, the port only
     /// when it is not the scheme's default), since the loader was made; past 256 origins, new ones
     /// are counted together under `"other"`.
-    public func connectionMetrics() -> [String: ImageDownloader.ConnectionMetrics] {
+    public func connectionMetrics() -> [String: ConnectionCounts] {
         session.connectionMetrics()
     }
 

@@ -4,6 +4,7 @@ import WebImageHTTP
 extension ImageDownloader {
     /// How the HTTP connections to one origin were used (``ImageDownloader/connectionMetrics()``):
     /// the HTTP stack's counts (see ``/WebImageHTTP/ConnectionCounts``).
+    @available(*, deprecated, renamed: "ConnectionCounts")
     public typealias ConnectionMetrics = ConnectionCounts
 }
 

@@ -203,7 +203,7 @@ public final class ImageDownloader: ImageLoader {
     /// connections opened and reused, requests sent. A downloader without a pool of its own
     /// shares ``HTTPImageLoader/shared``'s, and its counts. Past 256 origins, new ones are counted
     /// together under `"other"`, so hosts a hostile page names cannot grow the table without bound.
-    public func connectionMetrics() -> [String: ImageDownloader.ConnectionMetrics] {
+    public func connectionMetrics() -> [String: ConnectionCounts] {
         http.connectionMetrics()
     }
 

@@ -14,11 +14,13 @@ extension ImageDownloader {
 
     /// Sees a redirect before it is followed (see ``/WebImageHTTP/HTTPRedirectPolicy``); a refusal
     /// fails the load with ``WebImageError/rejected(_:)``.
+    @available(*, deprecated, renamed: "HTTPRedirectPolicy")
     public typealias RedirectPolicy = HTTPRedirectPolicy
 
     /// Decides whether a connection may be opened to an address a host resolved to (an SSRF
     /// guard; see ``/WebImageHTTP/ConnectAddressPolicy``); a refusal fails the load with
     /// ``WebImageError/rejected(_:)`` before any connection is made.
+    @available(*, deprecated, renamed: "ConnectAddressPolicy")
     public typealias ConnectAddressPolicy = WebImageHTTP.ConnectAddressPolicy
 }
 
@@ -121,7 +123,7 @@ public struct ImageDownloaderConfiguration: Sendable {
 
     /// Which HTTP versions to speak (``http``'s; another value than ``/WebImageHTTP/HTTPVersionPreference/auto``
     /// gives the downloader a connection pool of its own).
-    public var httpVersion: ImageDownloader.HTTPVersion {
+    public var httpVersion: HTTPVersionPreference {
         get { http.httpVersion }
         set { http.httpVersion = newValue }
     }
@@ -142,11 +144,11 @@ public struct ImageDownloaderConfiguration: Sendable {
                 maxRedirects: Int = ImageLoaderDefaults.maxRedirects,
                 requestModifier: ImageDownloader.RequestModifier? = nil, responseModifier: ImageDownloader.ResponseModifier? = nil,
                 resourceTimeout: Duration = ImageLoaderDefaults.resourceTimeout,
-                allowsInsecureRedirects: Bool = false, redirectPolicy: ImageDownloader.RedirectPolicy? = nil,
+                allowsInsecureRedirects: Bool = false, redirectPolicy: HTTPRedirectPolicy? = nil,
                 allowsCredentialsOverHTTP: Bool = false, trustedCertificatesPEM: [String] = [],
-                connectAddressPolicy: ImageDownloader.ConnectAddressPolicy? = nil,
-                proxy: ImageDownloader.ProxySettings = .environment(),
-                retryPolicy: ImageDownloader.RetryPolicy? = nil) {
+                connectAddressPolicy: ConnectAddressPolicy? = nil,
+                proxy: HTTPProxySettings = .environment(),
+                retryPolicy: HTTPRetryPolicy? = nil) {
         http = HTTPClientSettings(idleTimeout: timeout, maxBodySize: maxBodySize, maxRedirects: maxRedirects,
                                   defaultHeaders: headers, allowsInvalidCertificates: allowsInvalidCertificates,
                                   resourceTimeout: resourceTimeout, trustedCertificatesPEM: trustedCertificatesPEM,

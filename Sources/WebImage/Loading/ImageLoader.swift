@@ -15,6 +15,7 @@ public typealias LoadPriority = HTTPLoadRequest.Priority
 
 /// Validators of a stored copy (`etag`, `lastModified`), sent as `If-None-Match` /
 /// `If-Modified-Since` to revalidate it (see ``/WebImageHTTP/HTTPLoadRequest/Validators``).
+@available(*, deprecated, renamed: "HTTPLoadRequest.Validators")
 public typealias CacheValidators = HTTPLoadRequest.Validators
 
 /// What to load and how: the input of an ``ImageLoader``. The URL is http, https, file or data;

@@ -4,6 +4,7 @@ extension ImageDownloader {
     /// Which HTTP proxy requests go through (see ``/WebImageHTTP/HTTPProxySettings``). A proxy that answers 407
     /// fails the load with ``WebImageError/proxyAuthenticationRequired(_:)``; one that cannot be
     /// used, with ``WebImageError/invalidRequest(_:)``.
+    @available(*, deprecated, renamed: "HTTPProxySettings")
     public typealias ProxySettings = HTTPProxySettings
 }
 

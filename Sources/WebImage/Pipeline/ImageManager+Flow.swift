@@ -10,7 +10,7 @@ extension ImageManager {
     func run(_ plan: LoadPlan, task: ImageTask) async throws -> ImageResult {
         if !plan.options.contains(.retryFailed), failedURLs.contains(plan.url) { throw WebImageError.blockedFailedURL }
         var cached: ImageResult?
-        var validators: CacheValidators?
+        var validators: HTTPLoadRequest.Validators?
         if !plan.options.contains(.fromLoaderOnly) {
             (cached, validators) = try await queryCache(plan, task: task)
         }
@@ -82,7 +82,7 @@ extension ImageManager {
     /// shared with other loads of them. When only the original is cached (a new thumbnail size
     /// or transform of a known image), the image is made from it through the decode and
     /// transform stages, stored under its own key, and the original is not downloaded again.
-    private func queryCache(_ plan: LoadPlan, task: ImageTask) async throws -> (ImageResult?, CacheValidators?) {
+    private func queryCache(_ plan: LoadPlan, task: ImageTask) async throws -> (ImageResult?, HTTPLoadRequest.Validators?) {
         guard let cache = plan.cache, let finalKey = plan.finalKey, let sourceKey = plan.sourceKey else { return (nil, nil) }
         var queryOptions: ImageCacheQueryOptions = [.undecoded]
         if plan.options.contains(.queryMemoryDataToo) || plan.options.contains(.refreshCached) { queryOptions.insert(.queryMemoryData) }

@@ -84,7 +84,7 @@ struct LoadPlan: Sendable {
     /// stored copy, partial data for a progressive load.
     /// - Throws: ``WebImageError/rejected(_:)`` when a request modifier vetoes it, or the error
     ///   the downloader refuses it with.
-    func download(validators: CacheValidators?, priority: LoadPriority, headers extraHeaders: [String: String] = [:]) throws -> PreparedDownload {
+    func download(validators: HTTPLoadRequest.Validators?, priority: LoadPriority, headers extraHeaders: [String: String] = [:]) throws -> PreparedDownload {
         let headers = context.headers.merging(extraHeaders) { _, extra in extra }
         var request = ImageLoadRequest(url: url, headers: headers, priority: priority, timeout: context.timeout,
                                        validators: validators, wantsPartialData: options.contains(.progressiveLoad))

@@ -5,10 +5,11 @@
 // the public API.
 @_exported import WebImageSupport
 // The HTTP settings are declared once, in the HTTP stack (`HTTPClientSettings`, `ServerTrust`,
-// `HTTPProxySettings`, `HTTPRetryPolicy`...), and reached through WebImage's names
-// (`HTTPImageLoader.Configuration`, `ImageDownloaderConfiguration`, `ImageDownloader.ServerTrust`...).
+// `HTTPProxySettings`, `HTTPRetryPolicy`...) under those names (WebImage's second names for them,
+// `HTTPClientSettings`, `ServerTrust`..., are deprecated), and held by
+// `ImageDownloaderConfiguration`.
 // So are a load's request, response and events (`HTTPLoadRequest`, `HTTPLoadResponse`,
 // `HTTPLoadEvent`), WebImage's `ImageLoadRequest`, `ImageLoadResponse`, `ImageLoadEvent`,
-// `LoadPriority` and `CacheValidators`. Re-exported so a user of WebImage can name them without
+// `LoadPriority` (and `HTTPLoadRequest.Validators`). Re-exported so a user of WebImage can name them without
 // importing a second module.
 @_exported import WebImageHTTP

@@ -53,7 +53,7 @@ public enum WebImageError: Error, Sendable, Hashable {
     /// A cache namespace that is not one plain directory name (empty, `.`, `..`, with `/`).
     case invalidNamespace(String)
     /// The HTTP proxy (named `host:port`) answered 407: it wants credentials it was not given,
-    /// or refused the ones given (see ``ImageDownloader/ProxySettings``). Permanent: the same
+    /// or refused the ones given (see ``/WebImageHTTP/HTTPProxySettings``). Permanent: the same
     /// request through the same proxy fails the same way.
     case proxyAuthenticationRequired(String)
     /// The manager's encode stage admits no more work now (``ImageManagerConfiguration/EncodeStageLimits/maxAdmitted``):

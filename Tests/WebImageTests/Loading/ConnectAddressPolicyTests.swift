@@ -11,7 +11,7 @@ struct ConnectAddressPolicyTests {
     /// A policy that records what it was asked and refuses loopback.
     final class Recorder: Sendable {
         let asked = Locked([String]())
-        var policy: ImageDownloader.ConnectAddressPolicy {
+        var policy: ConnectAddressPolicy {
             { [self] host, port, address in
                 asked.withLock { $0.append("\(host):\(port)=\(address.ipAddress ?? "?")") }
                 return !(address.ipAddress?.hasPrefix("127.") ?? false) && address.ipAddress != "::1"

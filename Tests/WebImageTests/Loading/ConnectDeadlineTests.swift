@@ -61,7 +61,7 @@ struct ConnectDeadlineTests {
 @Suite("Connect timeout", .timeLimit(.minutes(1)))
 struct ConnectTimeoutTests {
     @Test func theConnectTimeoutCoversTheTLSHandshake() async throws {
-        #expect(HTTPImageLoader.Configuration().connectTimeout == .seconds(10))
+        #expect(HTTPClientSettings().connectTimeout == .seconds(10))
         try await withSilentListener { listener in
             try await withHTTPLoader(.init(idleTimeout: .seconds(30), connectTimeout: .milliseconds(300))) { loader in
                 let url = listener.url("/a.jpg")

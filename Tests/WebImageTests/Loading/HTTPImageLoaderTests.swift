@@ -202,9 +202,9 @@ struct HTTPImageLoaderTests {
             let date = "Wed, 21 Oct 2015 07:28:00 GMT"
             server.route("/m", LoopbackResponse(body: .bytes(testBytes(100)), lastModified: date))
             try await withHTTPLoader { loader in
-                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/m"), validators: CacheValidators(lastModified: date))))
+                let outcome = await collect(loader.load(ImageLoadRequest(url: server.url("/m"), validators: HTTPLoadRequest.Validators(lastModified: date))))
                 #expect(outcome.notModified != nil)
-                let changed = await collect(loader.load(ImageLoadRequest(url: server.url("/m"), validators: CacheValidators(lastModified: "Thu, 01 Jan 1970 00:00:00 GMT"))))
+                let changed = await collect(loader.load(ImageLoadRequest(url: server.url("/m"), validators: HTTPLoadRequest.Validators(lastModified: "Thu, 01 Jan 1970 00:00:00 GMT"))))
                 #expect(changed.data?.count == 100)
             }
         }

@@ -14,13 +14,13 @@ struct ImageDownloaderHTTPSettingsTests {
     @Test func theLoaderAndTheDownloaderShareOneDeclaration() {
         var configuration = ImageDownloaderConfiguration(maxBodySize: 7)
         configuration.maxRedirects = 2
-        let settings: HTTPImageLoader.Configuration = configuration.http
+        let settings: HTTPClientSettings = configuration.http
         #expect(settings.maxBodySize == 7)
         #expect(settings.maxRedirects == 2)
-        #expect(ImageDownloader.ServerTrust.self == ServerTrust.self)
-        #expect(ImageDownloader.ProxySettings.self == HTTPProxySettings.self)
-        #expect(ImageDownloader.RetryPolicy.self == HTTPRetryPolicy.self)
-        #expect(ImageDownloader.HTTPVersion.self == HTTPVersionPreference.self)
+        #expect(ServerTrust.self == ServerTrust.self)
+        #expect(HTTPProxySettings.self == HTTPProxySettings.self)
+        #expect(HTTPRetryPolicy.self == HTTPRetryPolicy.self)
+        #expect(HTTPVersionPreference.self == HTTPVersionPreference.self)
     }
 
     @Test(arguments: LoopbackProtocol.allCases) func maxRedirectsStopsTheChain(_ http: LoopbackProtocol) async throws {

@@ -12,7 +12,7 @@ struct LoadTypesTests {
         #expect(ImageLoadResponse.self == HTTPLoadResponse.self)
         #expect(ImageLoadEvent.self == HTTPLoadEvent.self)
         #expect(LoadPriority.self == HTTPLoadRequest.Priority.self)
-        #expect(CacheValidators.self == HTTPLoadRequest.Validators.self)
+        #expect(HTTPLoadRequest.Validators.self == HTTPLoadRequest.Validators.self)
     }
 
     @Test func theRequestKeepsItsInitialiserAndDefaults() throws {
@@ -21,7 +21,7 @@ struct LoadTypesTests {
         #expect(plain.headers.isEmpty && plain.priority == .normal && plain.timeout == nil)
         #expect(plain.resourceTimeout == nil && plain.validators == nil && !plain.wantsPartialData)
         let full = ImageLoadRequest(url: url, headers: ["X-A": "1"], priority: .veryHigh, timeout: .seconds(2),
-                                    resourceTimeout: .seconds(9), validators: CacheValidators(etag: "\"v\""),
+                                    resourceTimeout: .seconds(9), validators: HTTPLoadRequest.Validators(etag: "\"v\""),
                                     wantsPartialData: true)
         #expect(full.priority == .veryHigh && full.validators?.etag == "\"v\"" && full.wantsPartialData)
     }
@@ -29,11 +29,11 @@ struct LoadTypesTests {
     @Test func priorityAndValidatorsKeepTheirShape() throws {
         #expect(LoadPriority.allCases.map(\.rawValue) == [-2, -1, 0, 1, 2])
         #expect(LoadPriority.low < .high && LoadPriority(rawValue: 1) == .high)
-        #expect(CacheValidators().isEmpty && !CacheValidators(lastModified: "x").isEmpty)
-        let encoded = try JSONEncoder().encode(CacheValidators(etag: "e", lastModified: "m"))
+        #expect(HTTPLoadRequest.Validators().isEmpty && !HTTPLoadRequest.Validators(lastModified: "x").isEmpty)
+        let encoded = try JSONEncoder().encode(HTTPLoadRequest.Validators(etag: "e", lastModified: "m"))
         let keys = try #require(JSONSerialization.jsonObject(with: encoded) as? [String: String])
         #expect(keys == ["etag": "e", "lastModified": "m"])
-        #expect(try JSONDecoder().decode(CacheValidators.self, from: encoded) == CacheValidators(etag: "e", lastModified: "m"))
+        #expect(try JSONDecoder().decode(HTTPLoadRequest.Validators.self, from: encoded) == HTTPLoadRequest.Validators(etag: "e", lastModified: "m"))
     }
 
     @Test func theResponseKeepsItsOptionalStatusAndDerivedMembers() throws {
@@ -44,7 +44,7 @@ struct LoadTypesTests {
                                      headers: ["content-type": "image/png", "etag": "\"1\"", "last-modified": "d"],
                                      expectedContentLength: 4)
         #expect(http.mimeType == "image/png")
-        #expect(http.validators == CacheValidators(etag: "\"1\"", lastModified: "d"))
+        #expect(http.validators == HTTPLoadRequest.Validators(etag: "\"1\"", lastModified: "d"))
         #expect(Set([http, http, file]).count == 2)
     }
 }

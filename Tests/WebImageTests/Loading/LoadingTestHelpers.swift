@@ -40,13 +40,13 @@ func collect(_ stream: AsyncThrowingStream<ImageLoadEvent, any Error>) async -> 
 
 /// Runs `body` with an HTTP loader of its own, shut down afterwards. Inside `withServer(_:)` the
 /// loader speaks that server's protocol and trusts its certificate (see `LoopbackClientConfiguration.speaking(_:)`).
-func withHTTPLoader<T: Sendable>(_ configuration: HTTPImageLoader.Configuration = .init(idleTimeout: .seconds(2)),
+func withHTTPLoader<T: Sendable>(_ configuration: HTTPClientSettings = .init(idleTimeout: .seconds(2)),
                                  _ body: (HTTPImageLoader) async throws -> T) async throws -> T {
     let configuration = configuration.speaking(LoopbackServer.current)
     return try await withShutdown(of: HTTPImageLoader(configuration: configuration), { try await $0.shutdown() }, body)
 }
 
-extension HTTPImageLoader.Configuration: LoopbackClientConfiguration {
+extension HTTPClientSettings: LoopbackClientConfiguration {
     public mutating func requireHTTP2() { httpVersion = .http2 }
 }
 

@@ -46,8 +46,8 @@ struct ProxySettingsTests {
         #expect(try settings.proxy(for: URL(string: "https://a.test/")!)?.displayName == "secure:3")
         #expect(try settings.proxy(for: URL(string: "https://direct.test/")!) == nil)
         #expect(!HTTPProxySettings.fromEnvironment(["http_proxy": "", "HTTPS_PROXY": " "]).usesProxy)
-        let public_ = ImageDownloader.ProxySettings.environment(environment)
-        #expect(public_ == ImageDownloader.ProxySettings(httpProxy: "http://lower:1", httpsProxy: "secure:3", noProxy: "direct.test"))
+        let public_ = HTTPProxySettings.environment(environment)
+        #expect(public_ == HTTPProxySettings(httpProxy: "http://lower:1", httpsProxy: "secure:3", noProxy: "direct.test"))
     }
 
     @Test func proxyURLsAreParsedWithTheirCredentials() throws {

@@ -9,9 +9,9 @@ import WebImageTestSupport
 @Suite("Through a real HTTP proxy", .enabled(if: TinyProxy.isAvailable, "tinyproxy is not installed (scripts/install-deps.sh installs it)"),
        .serialized, .timeLimit(.minutes(1)))
 struct ProxyTests {
-    private func makeLoader(_ proxy: ImageDownloader.ProxySettings, trusting pem: String? = nil,
-                            httpVersion: ImageDownloader.HTTPVersion = .http1_1) -> HTTPImageLoader {
-        var configuration = HTTPImageLoader.Configuration(idleTimeout: .seconds(10), trustedCertificatesPEM: pem.map { [$0] } ?? [], proxy: proxy)
+    private func makeLoader(_ proxy: HTTPProxySettings, trusting pem: String? = nil,
+                            httpVersion: HTTPVersionPreference = .http1_1) -> HTTPImageLoader {
+        var configuration = HTTPClientSettings(idleTimeout: .seconds(10), trustedCertificatesPEM: pem.map { [$0] } ?? [], proxy: proxy)
         configuration.httpVersion = httpVersion
         return HTTPImageLoader(configuration: configuration)
     }
@@ -101,7 +101,7 @@ struct ProxyTests {
         try await withServer { origin in
             origin.route("/a.jpg", .image(try sampleJPEG(), contentType: "image/jpeg"))
             try await withTinyProxy { proxy in
-                let settings = ImageDownloader.ProxySettings.environment(["HTTP_PROXY": "127.0.0.1:\(proxy.port)", "https_proxy": ""])
+                let settings = HTTPProxySettings.environment(["HTTP_PROXY": "127.0.0.1:\(proxy.port)", "https_proxy": ""])
                 #expect(settings.httpProxy == "127.0.0.1:\(proxy.port)")
                 #expect(settings.httpsProxy == nil)
                 let downloader = ImageDownloader(configuration: .init(timeout: .seconds(10), proxy: settings))

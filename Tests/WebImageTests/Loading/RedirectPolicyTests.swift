@@ -29,7 +29,7 @@ struct RedirectPolicyTests {
                 let downloader = ImageDownloader(configuration: .speakingCurrentServer(.init(headers: ["User-Agent": "ua", "X-Default": "d"])))
                 let request = ImageLoadRequest(url: origin.url("/img"),
                                                headers: ["X-Api-Key": "secret", "If-Match": "\"x\"", "Accept-Language": "fr"],
-                                               validators: CacheValidators(etag: "\"v1\"", lastModified: "Tue, 24 Nov 2026 10:00:00 GMT"))
+                                               validators: HTTPLoadRequest.Validators(etag: "\"v1\"", lastModified: "Tue, 24 Nov 2026 10:00:00 GMT"))
                 let outcome = await collect(downloader.load(request))
                 #expect(outcome.data?.count == 10)
                 let first = try #require(origin.requests.first)

@@ -31,7 +31,7 @@ struct ResourceTimeoutTests {
 
     @Test(arguments: LoopbackProtocol.allCases) func theLoadersResourceTimeoutIsTheDefault(_ http: LoopbackProtocol) async throws {
         #expect(ImageLoaderDefaults.resourceTimeout == .seconds(60))
-        #expect(HTTPImageLoader.Configuration().resourceTimeout == .seconds(60))
+        #expect(HTTPClientSettings().resourceTimeout == .seconds(60))
         try await withServer(http) { server in
             server.route("/drip", Self.drip)
             try await withHTTPLoader(.init(idleTimeout: .seconds(30), resourceTimeout: .milliseconds(400))) { loader in

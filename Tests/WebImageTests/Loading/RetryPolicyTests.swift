@@ -9,9 +9,9 @@ import WebImageTestSupport
 /// back (resumed with a range request when the server takes them).
 @Suite("Retry policy", .timeLimit(.minutes(1)))
 struct RetryPolicyTests {
-    private static let quick = ImageDownloader.RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(10), maxDelay: .seconds(5), jitter: 0)
+    private static let quick = HTTPRetryPolicy(maxRetries: 2, baseDelay: .milliseconds(10), maxDelay: .seconds(5), jitter: 0)
 
-    private func makeDownloader(_ policy: ImageDownloader.RetryPolicy? = quick, resourceTimeout: Duration = .seconds(30)) -> ImageDownloader {
+    private func makeDownloader(_ policy: HTTPRetryPolicy? = quick, resourceTimeout: Duration = .seconds(30)) -> ImageDownloader {
         ImageDownloader(configuration: .speakingCurrentServer(.init(timeout: .seconds(10), resourceTimeout: resourceTimeout, proxy: .direct, retryPolicy: policy)))
     }
 

@@ -10,8 +10,8 @@ import WebImageTestSupport
 struct ServerTrustTests {
     /// Loads `/a.png` from `server` with `configure` applied to a loader trusting nothing extra.
     private func load(from server: LoopbackServer,
-                      _ configure: (inout HTTPImageLoader.Configuration) -> Void) async throws -> LoadOutcome {
-        var configuration = HTTPImageLoader.Configuration(idleTimeout: .seconds(5))
+                      _ configure: (inout HTTPClientSettings) -> Void) async throws -> LoadOutcome {
+        var configuration = HTTPClientSettings(idleTimeout: .seconds(5))
         configure(&configuration)
         return try await withHTTPLoader(configuration) { loader in
             await collect(loader.load(ImageLoadRequest(url: server.url("/a.png"))))
@@ -21,9 +21,9 @@ struct ServerTrustTests {
     @Test func theLibraryComputesThePinOpensslDoes() throws {
         let tls = try #require(try LoopbackTLS.selfSigned())
         let expected = try TestCertificates.spkiPin(ofPEM: tls.certificatePEM)
-        #expect(ImageDownloader.ServerTrust.pin(ofCertificatePEM: tls.certificatePEM) == expected)
+        #expect(ServerTrust.pin(ofCertificatePEM: tls.certificatePEM) == expected)
         #expect(expected.count == 44)
-        #expect(ImageDownloader.ServerTrust.pin(ofCertificatePEM: "not a certificate") == nil)
+        #expect(ServerTrust.pin(ofCertificatePEM: "not a certificate") == nil)
     }
 
     @Test(arguments: [false, true]) func aMatchingPinLoads(http2: Bool) async throws {

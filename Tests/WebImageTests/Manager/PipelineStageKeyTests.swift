@@ -10,7 +10,7 @@ struct PipelineStageKeyTests {
     @Test func decodeKeysOfDownloadsMatchForTheSameRequestOnly() throws {
         let fixture = try ManagerFixture()
         let url = URL(string: "https://example.com/a.jpg")!
-        func key(_ context: ImageLoadContext, _ options: ImageLoadOptions = [], validators: CacheValidators? = nil) throws -> DecodeStageKey {
+        func key(_ context: ImageLoadContext, _ options: ImageLoadOptions = [], validators: HTTPLoadRequest.Validators? = nil) throws -> DecodeStageKey {
             let plan = LoadPlan(url: url, options: options, context: context, manager: fixture.manager)
             let download = try plan.download(validators: validators, priority: .normal)
             return PipelineStages.decodeKey(plan, source: .download(download, plan.downloader))
@@ -19,7 +19,7 @@ struct PipelineStageKeyTests {
         #expect(try key(ImageLoadContext()) != key(ImageLoadContext(headers: ["A": "1"])))
         #expect(try key(ImageLoadContext()) == key(ImageLoadContext(timeout: .seconds(3))), "a timeout does not change the request's bytes")
         #expect(try key(ImageLoadContext()) != key(ImageLoadContext(), .progressiveLoad))
-        #expect(try key(ImageLoadContext()) != key(ImageLoadContext(), validators: CacheValidators(etag: "\"1\"")))
+        #expect(try key(ImageLoadContext()) != key(ImageLoadContext(), validators: HTTPLoadRequest.Validators(etag: "\"1\"")))
         #expect(try key(ImageLoadContext()) != key(ImageLoadContext(loader: ImageDownloader())), "another downloader")
         #expect(try key(ImageLoadContext()) == key(ImageLoadContext(requestModifier: { $0 })), "a modifier that yields the same request")
         #expect(try key(ImageLoadContext()) != key(ImageLoadContext(requestModifier: { var r = $0; r.headers["X"] = "1"; return r })))
