@@ -56,7 +56,7 @@ struct UndecodableCachedBytes: Error {}
 /// is made, so a load that subscribed shares every stage of its chain that is running then.
 ///
 /// Bytes are coalesced once, by the downloader: a decode stage is a caller of the download
-/// (``DownloadCoordinator/subscribe(_:priority:accepts:)``), which a direct
+/// (the downloader's `subscribe(_:priority:accepts:)`), which a direct
 /// ``ImageDownloader/download(_:options:)`` of the same request joins too.
 ///
 /// Every decode (from the network or a cache's bytes) and every transform runs in
