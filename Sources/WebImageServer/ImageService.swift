@@ -73,16 +73,14 @@ final class ImageService: Sendable {
                                  animationByteLimit: configuration.animationByteLimit,
                                  settings: try RenderSettings(configuration, coders: coders), limits: RenderLimits(configuration))
         encodable = Set(FormatNegotiation.autoFormatCandidates.filter { coders.canEncode($0) })
-        let disk = configuration.cacheDirectory.map { DiskCache(configuration: DiskCacheConfiguration(directory: URL(fileURLWithPath: $0))) }
-        let limits = ImageManagerConfiguration.EncodeStageLimits(maxAdmitted: configuration.concurrency, memoryBudget: configuration.renderBudgetBytes,
-                                       deadline: configuration.renderTimeout, onDeadline: { metrics.renderTimedOut() })
+        let limits = ImageManagerConfiguration.EncodeStageLimits(
+            maxAdmitted: configuration.concurrency, memoryBudget: configuration.renderBudgetBytes,
+            deadline: configuration.renderTimeout, onDeadline: { metrics.renderTimedOut() })
         manager = ImageManager(
-            // The service keeps no decoded images: a bitmap-less cache stands in for the manager's decoded tier.
-            cache: ImageCache(memoryCache: MemoryCache(costLimit: 0), diskCache: disk ?? DiskCache(configuration: DiskCacheConfiguration(
-                directory: URL(fileURLWithPath: "/nonexistent/webimage-unused"))), memoryPressure: nil),
-            loader: downloader, coders: coders,
-            configuration: ImageManagerConfiguration(parallelDecoding: false, encodeStage: limits),
-            dataCache: ImageDataCache(memoryBytes: configuration.memoryCacheBytes, disk: disk), remoteStore: resultStore)
+            dataCache: ImageDataCache(memoryBytes: configuration.memoryCacheBytes,
+                                      directory: configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }),
+            remoteStore: resultStore, loader: downloader, coders: coders,
+            configuration: ImageManagerConfiguration(parallelDecoding: false, encodeStage: limits))
         signature = configuration.signingKeys.isEmpty ? nil : RequestSignature(keys: configuration.signingKeys)
         presets = try ImagePresets(configuration.presets)
     }

@@ -98,3 +98,11 @@ public final class ImageDataCache: Sendable {
         writes.runBlocking { try? disk.storeSynchronously(entry.data, metadata: entry.metadata, forKey: key) }
     }
 }
+
+extension ImageDataCache {
+    /// A data tier of at most `memoryBytes` in memory, over a disk cache in `directory` if given
+    /// (created on first write).
+    public convenience init(memoryBytes: Int, directory: URL?) {
+        self.init(memoryBytes: memoryBytes, disk: directory.map { DiskCache(configuration: DiskCacheConfiguration(directory: $0)) })
+    }
+}

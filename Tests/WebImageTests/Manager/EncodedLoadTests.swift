@@ -76,6 +76,25 @@ struct EncodedLoadTests {
         }
     }
 
+    @Test func aManagerForEncodedLoadsOnlyKeepsNoDecodedImages() async throws {
+        try await withServer { server in
+            server.route("/e.jpg", .image(try sampleJPEG(), contentType: "image/jpeg"))
+            let directory = try TemporaryDirectory()
+            let manager = ImageManager(dataCache: ImageDataCache(memoryBytes: 1 << 20, directory: directory.url),
+                                       loader: ImageDownloader(configuration: ImageDownloaderConfiguration(timeout: .seconds(5))))
+            let url = server.url("/e.jpg")
+            let decoded = try await manager.loadImage(with: url)
+            #expect(decoded.image.width == 64)
+            #expect(await manager.cachedImageExists(for: url) == false)
+            // A decoded load keeps nothing: the next one fetches again; an encoded one is kept.
+            _ = try await manager.loadImage(with: url)
+            #expect(server.requestCount(for: "/e.jpg") == 2)
+            let encoded = try await manager.encodedImage(for: ImageRequest(url: url, rendering: Self.thumbnail))
+            #expect(encoded.origin == .rendered)
+            #expect(try await manager.encodedImage(for: ImageRequest(url: url, rendering: Self.thumbnail)).origin == .memory)
+        }
+    }
+
     @Test func theStageLimitsRefuseWhatTheyMust() async throws {
         try await withServer { server in
             server.route("/d.jpg", .image(try sampleJPEG(width: 100, height: 100), contentType: "image/jpeg"))
