@@ -62,7 +62,8 @@ extension ImageManager {
         } onCancel: {
             subscription.cancelFromCancellationHandler()
         }
-        if !isNew, result.origin == .rendered { result.origin = .joined }
+        // A caller that joined the stage did not make its answer: counted once, by its maker.
+        if !isNew, result.origin == .rendered || result.origin == .remote { result.origin = .joined }
         return result
     }
 

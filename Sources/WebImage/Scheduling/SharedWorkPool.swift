@@ -47,6 +47,12 @@ package final class SharedWorkPool<Key: Hashable & Sendable>: Sendable {
     /// How many works are running.
     package var count: Int { works.withLock { $0.count } }
 
+    /// How many callers wait for the running work of `key` (0 when none runs): for tests that
+    /// must know every caller joined before the work goes on.
+    package func waiterCount<Value: Sendable>(key: Key, of _: Value.Type) -> Int {
+        (works.withLock { $0[key] } as? SharedWork<Value>)?.waiterCount ?? 0
+    }
+
     private func enter<Value: Sendable, Joined>(key: Key, priority: LoadPriority, join: (SharedWork<Value>) -> Joined?,
                                                 start: (SharedWork<Value>) -> Void) -> (joined: Joined, isNew: Bool) {
         while true {

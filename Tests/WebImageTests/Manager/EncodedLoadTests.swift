@@ -95,6 +95,32 @@ struct EncodedLoadTests {
         }
     }
 
+    @Test func callersThatJoinARemoteHitAreToldTheyJoined() async throws {
+        try await withServer { server in
+            server.route("/f.jpg", .image(try sampleJPEG(), contentType: "image/jpeg"))
+            let fixture = try ManagerFixture()
+            let url = server.url("/f.jpg")
+            let rendered = try await fixture.manager.encodedImage(for: ImageRequest(url: url, rendering: Self.thumbnail))
+            let gate = LoopbackGate()
+            let store = MemoryStore(gate: gate)
+            store.store(rendered.image, forKey: Self.thumbnail.outputKey(sourceKey: url.absoluteString))
+            let manager = ImageManager(dataCache: ImageDataCache(memoryBytes: 1 << 20, disk: nil), remoteStore: store,
+                                       loader: fixture.downloader)
+            let loads = (0..<3).map { _ in Task { try await manager.encodedImage(for: ImageRequest(url: url, rendering: Self.thumbnail)) } }
+            // Every load joined the stage before the store answers: the three share one.
+            let key = PipelineStageKey.encode(EncodeStageKey(dataCache: ObjectIdentifier(manager.dataCache),
+                                                             outputKey: Self.thumbnail.outputKey(sourceKey: url.absoluteString)))
+            await waitUntil("the three loads joined one stage") {
+                manager.stages.pool.waiterCount(key: key, of: ImageManager.EncodedResult.self) == 3
+            }
+            gate.open()
+            var origins: [ImageManager.EncodedResult.Origin] = []
+            for load in loads { origins.append(try await load.value.origin) }
+            #expect(origins.filter { $0 == .remote }.count == 1, "\(origins)")
+            #expect(origins.filter { $0 == .joined }.count == 2, "\(origins)")
+        }
+    }
+
     @Test func theStageLimitsRefuseWhatTheyMust() async throws {
         try await withServer { server in
             server.route("/d.jpg", .image(try sampleJPEG(width: 100, height: 100), contentType: "image/jpeg"))
@@ -128,8 +154,15 @@ struct EncodedLoadTests {
 /// `ResultStore` over moto's S3 server has its own suite).
 private final class MemoryStore: ImageDataCache.SharedStore {
     private let stored = Locked<[String: EncodedImage]>([:])
+    /// Reads wait for it, when given.
+    let gate: LoopbackGate?
+    init(gate: LoopbackGate? = nil) { self.gate = gate }
     var count: Int { stored.withLock { $0.count } }
-    func value(forKey key: String) async -> EncodedImage? { stored.withLock { $0[key] } }
+    func value(forKey key: String) async -> EncodedImage? {
+        await gate?.wait()
+        return stored.withLock { $0[key] }
+    }
+
     func store(_ image: EncodedImage, forKey key: String) { stored.withLock { $0[key] = image } }
     func waitForPendingStores() async {}
 }
