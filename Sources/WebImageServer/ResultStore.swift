@@ -66,7 +66,7 @@ final class ResultStore: ImageDataCache.SharedStore {
         switch result {
         case .success(.data(let data, let response)):
             guard let contentType = response.mimeType, Self.contentTypes.contains(contentType),
-                  let etag = response.headers[Self.etagHeader], Self.isServiceETag(etag) else {
+                  let etag = response.headers[Self.etagHeader], EncodedImage.isSendable(contentType: contentType, etag: etag) else {
                 logger.warning("result store: an object that is not a stored output", metadata: ["object": "\(url)"])
                 return nil
             }
@@ -103,10 +103,4 @@ final class ResultStore: ImageDataCache.SharedStore {
 
     /// The types the service sends (``RequestedFormat``'s outputs).
     static let contentTypes: Set<String> = ["image/jpeg", "image/png", "image/webp", "image/avif", "image/gif", "image/jxl"]
-
-    /// Whether `etag` has the shape of the service's strong ETags: quoted, visible ASCII, short.
-    static func isServiceETag(_ etag: String) -> Bool {
-        etag.utf8.count >= 3 && etag.utf8.count <= 128 && etag.hasPrefix("\"") && etag.hasSuffix("\"")
-            && etag.utf8.dropFirst().dropLast().allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }
-    }
 }

@@ -20,6 +20,16 @@ public struct EncodedImage: Sendable, Hashable {
         self.contentType = contentType
         self.etag = etag
     }
+
+    /// Whether a type and an ETag read back from a store (a disk entry, a shared store's object)
+    /// may be sent as headers: a media type and a quoted tag of visible ASCII, short. A cache
+    /// directory or a bucket may hold anything: a line break there must not reach a response.
+    public static func isSendable(contentType: String, etag: String) -> Bool {
+        let type = contentType.utf8, tag = etag.utf8
+        return (3...100).contains(type.count) && type.contains(UInt8(ascii: "/")) && type.allSatisfy { (0x21...0x7E).contains($0) }
+            && (3...128).contains(tag.count) && tag.first == UInt8(ascii: "\"") && tag.last == UInt8(ascii: "\"")
+            && tag.dropFirst().dropLast().allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }
+    }
 }
 
 extension ImageManager {

@@ -153,16 +153,18 @@ extension ImageManager {
         return source
     }
 
-    /// Whether a data-tier entry is an encoded output (a source's entry has no `ETag` of ours).
+    /// Whether a data-tier entry is an encoded output that may be sent (``EncodedImage/isSendable(contentType:etag:)``).
     static func isEncodedOutput(_ metadata: ImageCacheMetadata) -> Bool {
-        metadata.contentType != nil && metadata.etag != nil
+        guard let contentType = metadata.contentType, let etag = metadata.etag else { return false }
+        return EncodedImage.isSendable(contentType: contentType, etag: etag)
     }
 }
 
 extension EncodedImage {
     /// The output a data-tier entry holds, if it is one.
     init?(_ entry: ImageDataCache.Entry) {
-        guard let contentType = entry.metadata.contentType, let etag = entry.metadata.etag else { return nil }
+        guard let contentType = entry.metadata.contentType, let etag = entry.metadata.etag,
+              Self.isSendable(contentType: contentType, etag: etag) else { return nil }
         self.init(body: entry.data, contentType: contentType, etag: etag)
     }
 }

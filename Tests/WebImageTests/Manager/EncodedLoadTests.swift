@@ -121,6 +121,28 @@ struct EncodedLoadTests {
         }
     }
 
+    /// A cache directory may hold anything: an output entry whose ETag or type would put a line
+    /// break into a response is a miss, rendered again.
+    @Test func aDiskEntryThatCouldNotBeSentIsAMiss() async throws {
+        try await withServer { server in
+            server.route("/g.jpg", .image(try sampleJPEG(), contentType: "image/jpeg"))
+            let directory = try TemporaryDirectory()
+            let url = server.url("/g.jpg")
+            let key = Self.thumbnail.outputKey(sourceKey: url.absoluteString)
+            let disk = DiskCache(configuration: DiskCacheConfiguration(directory: directory.url))
+            for (type, etag) in [("image/png", "\"a\"\r\nSet-Cookie: x=1"), ("image/png\r\nX: y", "\"a\""), ("image/png", "unquoted")] {
+                try disk.storeSynchronously(Data("planted".utf8), metadata: ImageCacheMetadata(contentType: type, etag: etag), forKey: key)
+                let manager = ImageManager(dataCache: ImageDataCache(memoryBytes: 1 << 20, disk: disk),
+                                           loader: ImageDownloader(configuration: ImageDownloaderConfiguration(timeout: .seconds(5))))
+                let result = try await manager.encodedImage(for: ImageRequest(url: url, rendering: Self.thumbnail))
+                #expect(result.origin == .rendered, "\(type) \(etag)")
+                #expect(result.image.body != Data("planted".utf8))
+                await manager.waitForPendingStores()
+            }
+            #expect(EncodedImage.isSendable(contentType: "image/webp", etag: "\"sha256:ab\""))
+        }
+    }
+
     @Test func theStageLimitsRefuseWhatTheyMust() async throws {
         try await withServer { server in
             server.route("/d.jpg", .image(try sampleJPEG(width: 100, height: 100), contentType: "image/jpeg"))
