@@ -47,7 +47,9 @@ struct ServiceRendering: ImageRendering {
             do {
                 image = try renderer.render(source.data, sourceValidators: source.validators, parameters: parameters, choice: choice,
                                             stages: stages, overlay: mark)
-            } catch {
+            } catch let error as WebImageError {
+                // Only a broken image is answered here (a truncated one is 415, not a failed
+                // fetch); a stop at a checkpoint (`CancellationError`) goes up as it is.
                 throw ServiceError.fromSourceBytes(error)
             }
             metrics.rendered()
