@@ -140,7 +140,7 @@ import WebImageTestSupport
     }
 
     /// A short AC code whose symbol asks for 11 magnitude bits (more than baseline allows) has no
-    /// pair-skip entry; the long-code search, which starts past the lookup table's 10 bits, read
+    /// skip entry; the long-code search, which starts past the lookup table's 10 bits, read
     /// it as a code of 11 bits with another symbol and skipped on. Found by JPEGEighthScaleFuzzer:
     /// from such a block on, every DC was off by 17. Here: three 9-bit codes (EOB, 0x01, 0x0B)
     /// and one 11-bit code; the bits `000000010` (0x0B) then `01` read as the 11-bit prefix of EOB.

@@ -75,21 +75,25 @@ struct JPEGBitReader {
 
     /// Walks past a block's AC codes without decoding their values. Like ``symbol(_:)``, each
     /// table read uses the buffer from before the step's refill.
+    ///
+    /// Each step takes all the codes of its skip entry without asking whether an earlier one
+    /// ends the block: that choice would sit on the chain from one table read to the next. Where
+    /// one did end it (it filled coefficient 63 without an end of block), the reader goes back
+    /// to the step's start and takes the codes up to that one: once a block at most, at its end.
     @inline(__always)
     mutating func skipAC(_ table: JPEGHuffmanTable.Tables) -> Bool {
         var step = 1
         while step < 64 {
-            let entry = table.pairSkip[Int(buffer &>> UInt64(64 - JPEGHuffmanTable.pairBits))]
+            let entry = table.skip[Int(buffer &>> UInt64(64 - JPEGHuffmanTable.skipBits))]
+            let before = self, start = step
             refill()
             if entry != 0 {
-                // Take the second code too when the first does not end the block.
-                let firstSteps = Int((entry &>> 8) & 0xFF)
-                let both = step &+ firstSteps < 64
-                consume(Int((both ? entry &>> 16 : entry) & 0xFF))
-                step &+= both ? Int(entry &>> 24) : firstSteps
+                consume(Int((entry &>> 32) & 0xFF))
+                step &+= Int((entry &>> 40) & 0xFF)
+                if step >= 64 { takeCodesUpToTheBlockEnd(entry, from: start, before: before, step: &step) }
                 continue
             }
-            // No pair entry: a code longer than `pairBits`, or a shorter one whose symbol asks for
+            // No skip entry: a code longer than `skipBits`, or a shorter one whose symbol asks for
             // more magnitude bits than a baseline JPEG holds. The long-code search starts past
             // `lookupBits` and would read a short code as some longer one (found by
             // JPEGEighthScaleFuzzer: a wrong skip, then a DC off by 17 from there on), so a
@@ -102,6 +106,27 @@ struct JPEGBitReader {
             step &+= size != 0 ? run + 1 : (run == 15 ? 16 : 64)
         }
         return true
+    }
+
+    /// After a skip step that ended the block: if a code before the entry's last one ended it,
+    /// goes back to the step's start (`before`, at zigzag position `start`) and takes the codes
+    /// up to that one alone. The ones after it are the next block's.
+    @inline(__always)
+    private mutating func takeCodesUpToTheBlockEnd(_ entry: UInt64, from start: Int, before: JPEGBitReader, step: inout Int) {
+        let all = entry &>> 32 & 0xFFFF
+        for codes in 0..<2 {
+            let taken = Int((entry &>> UInt64(16 * codes)) & 0xFFFF)
+            let end = start &+ taken &>> 8
+            guard end < 64 else {
+                // Most blocks end on their entry's last code (an end of block takes no more).
+                guard taken != all else { return }
+                self = before
+                refill()
+                consume(taken & 0xFF)
+                step = end
+                return
+            }
+        }
     }
 
     /// Decodes a block's AC coefficients into the ten sums of the 2×2 inverse DCT's first pass

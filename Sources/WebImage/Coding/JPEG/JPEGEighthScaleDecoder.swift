@@ -4,7 +4,7 @@
 /// At 1/8 scale each 8×8 block becomes one pixel, its DC coefficient, so libjpeg skips the inverse
 /// DCT but still runs its whole per-block machinery: zeroing coefficient blocks, a bit buffer
 /// refilled byte by byte, a per-coefficient branch. Thumbnails of large photos spend nearly all
-/// their time there. This decoder only walks the AC codes: one table read per one or two codes
+/// their time there. This decoder only walks the AC codes: one table read per one to three codes
 /// gives the bits to skip and the zigzag steps to take. Chroma that libjpeg scales by 1/4 instead (4:2:0 and the
 /// like, where it prefers a 2×2 inverse DCT over upsampling) gets the same 2×2 inverse DCT here.
 ///

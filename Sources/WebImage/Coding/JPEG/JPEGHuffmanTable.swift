@@ -6,19 +6,20 @@
 struct JPEGHuffmanTable: Sendable {
     /// Bits of the next input looked up at once.
     static let lookupBits = 10
-    /// Bits of the next input looked up at once for skipping AC coefficients, up to two codes.
-    static let pairBits = 11
+    /// Bits of the next input looked up at once for skipping AC coefficients, up to three codes.
+    static let skipBits = 11
 
     /// Pointers to a table's arrays, valid within ``withTables(_:)``.
     struct Tables {
         /// Per `lookupBits`-bit prefix: `symbol << 8 | code length`, or 0 when the code is longer.
         let symbolLookup: UnsafePointer<UInt16>
-        /// Per `pairBits`-bit prefix, for skipping up to two AC coefficients at once: bits and
-        /// zigzag steps of the first code (bytes 0 and 1), then of both codes (bytes 2 and 3);
-        /// 0 when the first code is longer than the prefix or its symbol out of range. An end of
-        /// block steps 64, so one addition ends the block. Where the second code does not fit in
-        /// the prefix, "both" repeats the first.
-        let pairSkip: UnsafePointer<UInt32>
+        /// Per `skipBits`-bit prefix, for skipping up to three AC coefficients at once: bits and
+        /// zigzag steps of the first code (bytes 0 and 1), of the first two (bytes 2 and 3), and
+        /// of all three (bytes 4 and 5); 0 when the first code is longer than the prefix or its
+        /// symbol out of range. An end of block steps 64, so one addition ends the block. Each
+        /// further code must lie wholly within the prefix and follow a code that does not end
+        /// the block; where it does not, its bytes repeat the ones before.
+        let skip: UnsafePointer<UInt64>
         /// Largest code of each length (index 1...16), -1 where the length has no codes.
         let maxCode: UnsafePointer<Int32>
         /// Added to a code of that length to find its symbol's index in `symbols`.
@@ -44,8 +45,8 @@ struct JPEGHuffmanTable: Sendable {
 
     /// See ``Tables/symbolLookup``.
     let symbolLookup: [UInt16]
-    /// See ``Tables/pairSkip``.
-    let pairSkip: [UInt32]
+    /// See ``Tables/skip``.
+    let skip: [UInt64]
     /// Largest code of each length (index 1...16), then the symbol offset of each length.
     let canonical: [Int32]
     /// The symbols, padded to 256.
@@ -57,9 +58,9 @@ struct JPEGHuffmanTable: Sendable {
         if isDC, symbols.contains(where: { $0 > 15 }) { return nil }
         var maxCode = [Int32](repeating: -1, count: 17)
         var symbolOffset = [Int32](repeating: 0, count: 17)
-        // The code at the top of every `pairBits`-bit prefix, `symbol << 8 | length` (0 when the
+        // The code at the top of every `skipBits`-bit prefix, `symbol << 8 | length` (0 when the
         // code is longer): one walk of the canonical codes serves both lookup tables.
-        var topCode = [UInt16](repeating: 0, count: 1 << Self.pairBits)
+        var topCode = [UInt16](repeating: 0, count: 1 << Self.skipBits)
         var code: Int32 = 0
         var index = 0
         for (lengthIndex, count) in counts.enumerated() {
@@ -70,9 +71,9 @@ struct JPEGHuffmanTable: Sendable {
             if count > 0 {
                 symbolOffset[length] = Int32(index) - code
                 for _ in 0..<count {
-                    if length <= Self.pairBits {
-                        let first = Int(code) << (Self.pairBits - length)
-                        for prefix in first..<(first + (1 << (Self.pairBits - length))) {
+                    if length <= Self.skipBits {
+                        let first = Int(code) << (Self.skipBits - length)
+                        for prefix in first..<(first + (1 << (Self.skipBits - length))) {
                             topCode[prefix] = UInt16(symbols[index]) << 8 | UInt16(length)
                         }
                     }
@@ -83,15 +84,15 @@ struct JPEGHuffmanTable: Sendable {
             }
             code <<= 1
         }
-        // A `lookupBits` prefix has the same top code as its first `pairBits` extension, unless
+        // A `lookupBits` prefix has the same top code as its first `skipBits` extension, unless
         // that code is longer than the prefix.
-        let extraBits = Self.pairBits - Self.lookupBits
+        let extraBits = Self.skipBits - Self.lookupBits
         symbolLookup = (0..<(1 << Self.lookupBits)).map { prefix in
             let entry = topCode[prefix << extraBits]
             return Int(entry & 0xFF) <= Self.lookupBits ? entry : 0
         }
         // The decoder only ever skips through AC tables.
-        pairSkip = isDC ? [0] : Self.pairSkipTable(topCode: topCode)
+        skip = isDC ? [0] : Self.skipTable(topCode: topCode)
         canonical = maxCode + symbolOffset
         self.symbols = symbols + [UInt8](repeating: 0, count: 256 - symbols.count)
         symbolCount = symbols.count
@@ -102,9 +103,9 @@ struct JPEGHuffmanTable: Sendable {
         symbolLookup.withUnsafeBufferPointer { lookups in
             canonical.withUnsafeBufferPointer { canonical in
                 symbols.withUnsafeBufferPointer { symbols in
-                    pairSkip.withUnsafeBufferPointer { pairSkip in
+                    skip.withUnsafeBufferPointer { skip in
                         body(Tables(symbolLookup: lookups.baseAddress!,
-                                    pairSkip: pairSkip.baseAddress!,
+                                    skip: skip.baseAddress!,
                                     maxCode: canonical.baseAddress!, symbolOffset: canonical.baseAddress! + 17,
                                     symbols: symbols.baseAddress!, symbolCount: symbolCount))
                     }
@@ -113,30 +114,31 @@ struct JPEGHuffmanTable: Sendable {
         }
     }
 
-    /// The pair-skip table (see ``Tables/pairSkip``) from the code at the top of every prefix.
-    private static func pairSkipTable(topCode: [UInt16]) -> [UInt32] {
+    /// The skip table (see ``Tables/skip``) from the code at the top of every prefix.
+    private static func skipTable(topCode: [UInt16]) -> [UInt64] {
         func bitsAndSteps(_ entry: UInt16) -> (bits: Int, steps: Int)? {
             guard entry != 0 else { return nil }
             let skip = skipEntry(symbol: UInt8(entry >> 8), codeLength: Int(entry & 0xFF))
             return skip == 0 ? nil : (Int(skip & 0xFF), Int(skip >> 8))
         }
-        let mask = (1 << pairBits) - 1
-        var table = [UInt32](repeating: 0, count: 1 << pairBits)
-        for prefix in 0..<(1 << pairBits) {
-            guard let one = bitsAndSteps(topCode[prefix]) else { continue }
-            var both = one
-            // The second code must lie wholly within the prefix's remaining bits (its magnitude
-            // bits may run past them: they are only skipped).
-            let rest = pairBits - one.bits
-            if one.steps < 64, rest > 0 {
-                let second = topCode[(prefix << one.bits) & mask]
-                if second != 0, Int(second & 0xFF) <= rest, let two = bitsAndSteps(second) {
-                    both = (one.bits + two.bits, one.steps + two.steps)
+        let mask = (1 << skipBits) - 1
+        var table = [UInt64](repeating: 0, count: 1 << skipBits)
+        for prefix in 0..<(1 << skipBits) {
+            guard var taken = bitsAndSteps(topCode[prefix]) else { continue }
+            var entry = UInt64(taken.bits) | UInt64(taken.steps) << 8
+            for code in 1..<3 {
+                // The next code must lie wholly within the prefix's remaining bits (its magnitude
+                // bits may run past them: they are only skipped).
+                let rest = skipBits - taken.bits
+                if taken.steps < 64, rest > 0 {
+                    let next = topCode[(prefix << taken.bits) & mask]
+                    if next != 0, Int(next & 0xFF) <= rest, let more = bitsAndSteps(next) {
+                        taken = (taken.bits + more.bits, taken.steps + more.steps)
+                    }
                 }
+                entry |= (UInt64(taken.bits) | UInt64(taken.steps) << 8) << (16 * code)
             }
-            let firstHalf = UInt32(one.bits) | UInt32(one.steps) << 8
-            let secondHalf = UInt32(both.bits) << 16 | UInt32(both.steps) << 24
-            table[prefix] = firstHalf | secondHalf
+            table[prefix] = entry
         }
         return table
     }
