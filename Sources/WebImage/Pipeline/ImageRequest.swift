@@ -32,12 +32,16 @@ public struct ImageRequest: Sendable {
     }
 
     /// The priority, in one place: the context's, else ``ImageLoadOptions/highPriority`` or
-    /// ``ImageLoadOptions/lowPriority``, else normal.
+    /// ``ImageLoadOptions/lowPriority``, else normal. Setting it sets the context's, which
+    /// overrides the options. (A load under way changes its own with ``ImageTask/setPriority(_:)``.)
     public var priority: LoadPriority {
-        if let priority = context.priority { return priority }
-        if options.contains(.highPriority) { return .high }
-        if options.contains(.lowPriority) { return .low }
-        return .normal
+        get {
+            if let priority = context.priority { return priority }
+            if options.contains(.highPriority) { return .high }
+            if options.contains(.lowPriority) { return .low }
+            return .normal
+        }
+        set { context.priority = newValue }
     }
 }
 

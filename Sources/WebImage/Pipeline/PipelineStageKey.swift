@@ -9,14 +9,34 @@ import Foundation
 enum PipelineStageKey: Hashable, Sendable {
     /// Decoding a source's bytes (or adapting a cached image).
     case decode(DecodeStageKey)
-    /// The first transforms of a chain, by identifier, applied to that decode's image:
-    /// `[resize]` and `[resize, roundCorners]` share the resize.
-    case transform(DecodeStageKey, prefix: [String])
+    /// The first transforms of a chain applied to a decode's image: `[resize]` and
+    /// `[resize, roundCorners]` share the resize.
+    case transform(TransformStageKey)
     /// An encoded load's source: read from the data tier, else fetched (as a caller of the
     /// downloader's download) and kept there.
     case source(SourceStageKey)
     /// An encoded load's output: from the remote tier, else rendered from its sources.
     case encode(EncodeStageKey)
+}
+
+/// What makes two transform stages the same: the decode they start from, and the transforms
+/// applied to its image so far, each by its ``ImageTransformer/hashableIdentifier``.
+struct TransformStageKey: Hashable, Sendable {
+    /// One step's ``ImageTransformer/hashableIdentifier``, compared as `AnyHashable` compares.
+    struct Step: Hashable, Sendable {
+        let identity: any Hashable & Sendable
+
+        static func == (lhs: Step, rhs: Step) -> Bool { AnyHashable(lhs.identity) == AnyHashable(rhs.identity) }
+        func hash(into hasher: inout Hasher) { hasher.combine(AnyHashable(identity)) }
+    }
+
+    var decode: DecodeStageKey
+    var steps: [Step]
+
+    init(decode: DecodeStageKey, steps: some Sequence<any ImageTransformer>) {
+        self.decode = decode
+        self.steps = steps.map { Step(identity: $0.hashableIdentifier) }
+    }
 }
 
 /// What makes two encoded loads' sources the same: the data tier they are kept in, the

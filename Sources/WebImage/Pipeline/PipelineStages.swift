@@ -122,7 +122,7 @@ final class PipelineStages: Sendable {
     private func imageStage(_ plan: LoadPlan, source: StageSource, decodeKey: DecodeStageKey, level: Int,
                             priority: LoadPriority) -> SharedWorkSubscription<ImageOutput> {
         let key: PipelineStageKey = level == 0 ? .decode(decodeKey)
-            : .transform(decodeKey, prefix: plan.transformers.prefix(level).map(\.identifier))
+            : .transform(TransformStageKey(decode: decodeKey, steps: plan.transformers.prefix(level)))
         return pool.subscribe(key: key, priority: priority) { [self] (stage: SharedWork<ImageOutput>) in
             if level == 0 { return decodeStage(plan, source: source, stage: stage) }
             let upstream = imageStage(plan, source: source, decodeKey: decodeKey, level: level - 1, priority: stage.priority)

@@ -15,6 +15,8 @@ extension ImageTransformers {
     /// Blurring works on premultiplied values, so transparent pixels do not darken their neighbours;
     /// beyond the edges the edge pixels repeat, so the borders do not fade.
     public struct Blur: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// The Gaussian's standard deviation in pixels (what Pillow's `GaussianBlur` and Core Image's
         /// `CIGaussianBlur` call radius). 0 or less, or not finite, the image is left unchanged;
         /// values above 1000 act as 1000.

@@ -6,6 +6,8 @@ extension ImageTransformers {
     /// `_rgb`, integer division and truncation included), so a service speaking thumbor's URLs
     /// gives thumbor's pixels; every step is pointwise, so one pass over the pixels applies them all.
     public struct ColorAdjust: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// One adjustment.
         public enum Step: Sendable, Hashable {
             /// Adds `percent` of 255 to each channel (thumbor's `brightness(percent)`).

@@ -7,6 +7,8 @@ extension ImageTransformers {
     /// has no dedicated case for bad transform parameters, and that is the case ``Bitmap`` and
     /// ``Resampler`` use for impossible sizes.
     public struct Crop: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// Left edge, in pixels from the left of the image.
         public var x: Int
         /// Top edge, in pixels from the top of the image.

@@ -6,6 +6,8 @@ extension ImageTransformers {
     /// With an opaque colour the result is opaque (``DecodedImage/hasAlpha`` is `false`); with a
     /// translucent one, the usual "over" operator gives the combined alpha.
     public struct Flatten: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// The colour under the image.
         public var color: RGBAColor
 

@@ -1,6 +1,8 @@
 extension ImageTransformers {
     /// Mirrors every frame left to right or top to bottom.
     public struct Flip: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// Which way the image is mirrored.
         public enum Direction: String, Sendable, Hashable, CaseIterable {
             /// Left and right swap (a mirror on the vertical axis).

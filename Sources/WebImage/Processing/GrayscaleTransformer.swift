@@ -4,6 +4,8 @@ extension ImageTransformers {
     /// Luma is the weighted sum of the gamma-encoded (sRGB) channels, as video and most image tools
     /// compute it, not a linear-light luminance.
     public struct Grayscale: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// The luma weights.
         public enum Coefficients: String, Sendable, Hashable, CaseIterable {
             /// ITU-R BT.709 (HDTV, sRGB primaries): 0.2126 R + 0.7152 G + 0.0722 B. Matches the primaries

@@ -4,6 +4,8 @@ extension ImageTransformers {
     /// For when decoding kept the orientation as metadata (the default) and a later step needs
     /// upright pixels, such as a crop in display coordinates.
     public struct Orientation: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// Creates the transform.
         public init() {}
 

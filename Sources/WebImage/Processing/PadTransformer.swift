@@ -7,6 +7,8 @@ extension ImageTransformers {
     /// mask); flattening transparency onto a colour is ``Flatten``'s. A frame larger than the
     /// canvas along a side keeps the part the gravity names.
     public struct Pad: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// Canvas width in pixels.
         public var width: Int
         /// Canvas height in pixels.

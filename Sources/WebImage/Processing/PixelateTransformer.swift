@@ -8,6 +8,8 @@ extension ImageTransformers {
     /// rounded mean taken with a 16-bit fixed-point reciprocal (so a mean just at ½ rounds down
     /// for a block size that is not a power of two), so the pixels are libvips' own.
     public struct Pixelate: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// The side of a block in pixels; 1 or less leaves the image as it is.
         public var blockSize: Int
 

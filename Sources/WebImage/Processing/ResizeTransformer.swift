@@ -9,6 +9,8 @@ extension ImageTransformers {
     ///   still square, just smaller);
     /// - ``Mode/exact``: each side is clamped to the image's.
     public struct Resize: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// How the image is fitted into the target size.
         public enum Mode: String, Sendable, Hashable, CaseIterable {
             /// Scale keeping the aspect ratio so the whole image fits inside the target (one side may

@@ -14,6 +14,8 @@ extension ImageTransformers {
     /// or, with ``fitsOriginalSize``, onto a canvas of the original size centred on the image (the
     /// corners of the turned image are cut off).
     public struct Rotate: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// The angle in degrees; positive turns clockwise, negative counter-clockwise.
         public var degrees: Double
         /// Keep the original width and height instead of enlarging the canvas to fit.

@@ -7,6 +7,8 @@ extension ImageTransformers {
     /// (thumbor's `round_corner(r, red, green, blue)`), and alpha is left as it was. The radius is clamped to half the shorter side, so a
     /// large radius on a square makes a circle.
     public struct RoundCorner: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// A set of corners.
         public struct Corners: OptionSet, Sendable, Hashable {
             /// The bits, one per corner.

@@ -4,6 +4,8 @@ extension ImageTransformers {
     /// ``amount`` times the difference, where that difference is at least ``threshold``.
     /// Alpha is kept; the blur is ``Blur``'s.
     public struct Sharpen: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// The blur's standard deviation in pixels (Pillow's `radius`). Not positive or not
         /// finite: the image is left unchanged; above 1000 acts as 1000.
         public var sigma: Double

@@ -7,6 +7,8 @@ extension ImageTransformers {
     /// on the full bitmap); the window of the crop's aspect ratio with the most of it becomes a
     /// focal point for ``Resize``. All frames of an animation get the first frame's crop.
     public struct SmartCrop: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// Target width in pixels.
         public var width: Int
         /// Target height in pixels.

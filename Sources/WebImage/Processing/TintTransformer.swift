@@ -3,6 +3,8 @@ extension ImageTransformers {
     /// (SDWebImage's tint): each pixel's colour moves toward ``color`` by the colour's alpha, and the
     /// pixel's own alpha is kept, so transparent areas stay transparent.
     public struct Tint: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// The overlay; its alpha is how strongly it covers (255 paints the shape in a flat colour).
         public var color: RGBAColor
 

@@ -11,6 +11,8 @@ extension ImageTransformers {
     ///
     /// When no pixel differs the image is left as it is.
     public struct Trim: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// Where the border's colour comes from.
         public enum Reference: Sendable, Hashable {
             /// The top-left pixel.

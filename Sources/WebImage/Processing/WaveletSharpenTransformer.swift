@@ -16,6 +16,8 @@ extension ImageTransformers {
     /// thumbor's URLs gives thumbor's pixels (sides of 32 pixels or more; on smaller ones thumbor's
     /// C reads past its rows, where this one reflects at the edges). Alpha is kept.
     public struct WaveletSharpen: ImageTransformer, Hashable {
+        public var hashableIdentifier: any Hashable & Sendable { self }
+
         /// How much each level is amplified; 0 leaves the image as it is.
         public var amount: Double
         /// Which level is amplified most (0 the finest, 4 the coarsest).

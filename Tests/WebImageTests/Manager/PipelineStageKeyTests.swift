@@ -28,13 +28,66 @@ struct PipelineStageKeyTests {
     }
 
     @Test func transformStagesShareTheirDecodeKeyAndDifferByPrefix() {
-        let decode = DecodeStageKey(coders: ObjectIdentifier(ImageCodersManager.shared), options: DecodeOptions(), progressive: false,
-                                    source: .cache(InstanceIdentity(of: ImageCache.shared), key: "k", memoryImage: false))
-        #expect(PipelineStageKey.transform(decode, prefix: ["a"]) == .transform(decode, prefix: ["a"]))
-        #expect(PipelineStageKey.transform(decode, prefix: ["a"]) != .transform(decode, prefix: ["a", "b"]))
-        #expect(PipelineStageKey.transform(decode, prefix: []) != .decode(decode))
+        let decode = Self.decodeKey
+        let a = ResizeTransformer(width: 100, height: 100, mode: .fill), b = ImageTransformers.Sharpen(sigma: 1)
+        func key(_ steps: [any ImageTransformer]) -> PipelineStageKey { .transform(TransformStageKey(decode: decode, steps: steps)) }
+        #expect(key([a]) == key([a]))
+        #expect(key([a]) != key([a, b]))
+        #expect(key([]) != .decode(decode))
         var thumbnail = decode
         thumbnail.options.maxPixelSize = 100
         #expect(PipelineStageKey.decode(decode) != .decode(thumbnail))
+        #expect(PipelineStageKey.transform(TransformStageKey(decode: thumbnail, steps: [a])) != key([a]))
+    }
+
+    /// The library's transformers are keyed by their values (every parameter the output depends
+    /// on), a transformer of one's own by its identifier unless it gives a `hashableIdentifier`.
+    @Test func transformStepsAreKeyedByTheirHashableIdentifiers() {
+        func key(_ steps: [any ImageTransformer]) -> TransformStageKey { TransformStageKey(decode: Self.decodeKey, steps: steps) }
+        var twoThreads = ResizeTransformer(width: 100, height: 100, mode: .fill)
+        twoThreads.resamplesOnTwoThreads = false
+        #expect(key([ResizeTransformer(width: 100, height: 100, mode: .fill)]) == key([twoThreads]), "how it runs is not what it makes")
+        #expect(key([ResizeTransformer(width: 100, height: 100, mode: .fill)]) != key([ResizeTransformer(width: 100, height: 100, mode: .fill, gravity: .top)]))
+        #expect(key([ResizeTransformer(width: 100, height: 100, mode: .fill)]).steps == [.init(identity: ResizeTransformer(width: 100, height: 100, mode: .fill))])
+        #expect(key([ResizeTransformer(width: 100, height: 100, mode: .fill)]) != key([Named(identifier: ResizeTransformer(width: 100, height: 100, mode: .fill).identifier, value: 0)]),
+                "a value is not its identifier string")
+        #expect(key([Named(identifier: "x", value: 1)]) == key([Named(identifier: "x", value: 2)]), "the identifier, by default")
+        #expect(key([Named(identifier: "x", value: 1)]) != key([Named(identifier: "y", value: 1)]))
+        #expect(key([Valued(identifier: "x", value: 1)]) != key([Valued(identifier: "x", value: 2)]), "its own hashableIdentifier")
+        #expect(key([Valued(identifier: "x", value: 1)]) == key([Valued(identifier: "y", value: 1)]))
+    }
+
+    /// A transformer of one's own that names itself by its identifier alone.
+    private struct Named: ImageTransformer {
+        var identifier: String
+        var value: Int
+        func transform(_ image: DecodedImage) throws -> DecodedImage { image }
+    }
+
+    /// One that gives its own `hashableIdentifier`.
+    private struct Valued: ImageTransformer {
+        var identifier: String
+        var value: Int
+        var hashableIdentifier: any Hashable & Sendable { value }
+        func transform(_ image: DecodedImage) throws -> DecodedImage { image }
+    }
+
+    private static var decodeKey: DecodeStageKey {
+        DecodeStageKey(coders: ObjectIdentifier(ImageCodersManager.shared), options: DecodeOptions(), progressive: false,
+                       source: .cache(InstanceIdentity(of: ImageCache.shared), key: "k", memoryImage: false))
+    }
+
+    /// The request's priority is set in one place: setting it overrides the options' flags, and a
+    /// load made from the request starts at it.
+    @Test func aRequestsPriorityIsSetInOnePlace() throws {
+        let fixture = try ManagerFixture()
+        var request = ImageRequest(url: URL(string: "https://example.com/a.jpg")!, options: .lowPriority)
+        #expect(request.priority == .low)
+        request.priority = .high
+        #expect(request.priority == .high)
+        #expect(request.options.contains(.lowPriority), "the options are left as given")
+        let task = fixture.manager.imageTask(with: request)
+        task.cancel()
+        #expect(task.priority == .high)
     }
 }
