@@ -15,8 +15,8 @@ import Foundation
 /// any pixel memory is taken (``JPEGDataPlausibility``). Thumbnails use the DCT's own scaling (1/2, 1/4, 1/8) so the full-size bitmap
 /// is never allocated, then a high-quality resample to the exact size; at 1/8 scale, sequential
 /// JPEGs are read from their DC coefficients by ``JPEGEighthScaleDecoder`` (same pixels as
-/// libjpeg-turbo's, 1.33x `tjDecompress2`'s speed on a 1 MP photo and 1.61x on a 12 MP one,
-/// one thread, best of alternating rounds: Benchmarks/scripts/compare-eighth-scale.sh). The EXIF
+/// libjpeg-turbo's, 1.39x `tjDecompress2`'s speed on a 1 MP photo and 1.88x on a 12 MP one,
+/// one thread, best of alternating rounds, 2026-12-05: Benchmarks/scripts/compare-eighth-scale.sh). The EXIF
 /// orientation is reported, not applied.
 package struct JPEGCoder: ImageCoder {
     /// Whether 1/8-scale decodes go through ``JPEGEighthScaleDecoder`` when it can take the file
@@ -57,7 +57,7 @@ package struct JPEGCoder: ImageCoder {
             isCMYKImage = isCMYK
             let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
             // Every 1/8-scale decode the DC decoder takes goes to it: no size crossover was found
-            // (1.33x `tjDecompress2` at 1 MP, 1.61x at 12 MP, one thread; compare-eighth-scale.sh).
+            // (1.39x `tjDecompress2` at 1 MP, 1.88x at 12 MP, one thread; compare-eighth-scale.sh).
             // TurboJPEG decodes at 1/8 only when 1/4 gives a larger size: it takes the largest
             // scale that fits the size asked for, so a picture of at most 4 pixels a side decodes
             // at 1/4 or 1/2, and the DC decoder stands aside to keep its pixels.

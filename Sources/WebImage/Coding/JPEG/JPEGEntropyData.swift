@@ -10,8 +10,9 @@ import Darwin
 /// begins: the input of ``JPEGBitReader``.
 struct JPEGEntropyData: Sendable {
     /// Zero bytes after the data, so that reading 8 bytes anywhere within a block's reach past the
-    /// end stays in bounds: one block consumes at most 27 + 63 × 26 bits, and the decoder checks
-    /// the position after every block.
+    /// end stays in bounds: one block consumes at most 27 + 63 × 26 bits, a skip step past its
+    /// end takes at most 21 more before it steps back (``JPEGBitReader/skipAC(_:)``), and the
+    /// decoder checks the position after every block.
     static let padding = 256
     /// The data, then `padding` zero bytes. A ``PixelBuffer``, so a thumbnail server decoding one
     /// large photo after another reuses the memory instead of faulting in megabytes each time.
