@@ -22,11 +22,9 @@ final class ImageService: Sendable {
     /// The pipeline every request goes through.
     let manager: ImageManager
     private let tracer: any Tracer
+    /// Every fetch, S3's too: the downloader gives `s3://` reads and the result store's writes
+    /// their own connections and trust (the endpoint, past the private-address guard; no redirect).
     private let downloader: ImageDownloader
-    /// S3 reads (and the result store's writes) have a downloader of their own because their
-    /// trust differs: the configured endpoint only (exempt from the private-address guard for
-    /// these requests alone), no redirect followed.
-    private let s3: ImageDownloader
     private let renderer: ImageRenderer
     /// The `--auto-formats` candidates this build can encode.
     private let encodable: Set<ImageFormat>
@@ -54,20 +52,11 @@ final class ImageService: Sendable {
             connectAddressPolicy: { host, port, address in sourceGuard.allowsConnection(host: host, port: port, address: address) }
         )
         downloads.localRoot = configuration.localRoot
+        downloads.s3 = S3Configuration(endpoint: configuration.s3Endpoint.flatMap(URL.init(string:)),
+                                       region: configuration.s3Region, credentials: configuration.s3Credentials)
         let downloader = ImageDownloader(configuration: downloads)
         self.downloader = downloader
-        let s3Configuration = S3Configuration(endpoint: configuration.s3Endpoint.flatMap(URL.init(string:)),
-                                              region: configuration.s3Region, credentials: configuration.s3Credentials)
-        let endpointGuard = try SourceGuard(allowPrivateSources: configuration.allowPrivateSources,
-                                            privateSourceHosts: s3Configuration.endpointHost.map { [$0] } ?? [])
-        var s3Downloads = downloads
-        s3Downloads.localRoot = nil
-        s3Downloads.s3 = s3Configuration
-        s3Downloads.redirectPolicy = { _, _ in false }
-        s3Downloads.connectAddressPolicy = { host, port, address in endpointGuard.allowsConnection(host: host, port: port, address: address) }
-        let s3 = ImageDownloader(configuration: s3Downloads)
-        self.s3 = s3
-        let resultStore = try configuration.resultStore.map { try ResultStore(location: $0, downloader: s3, logger: logger) }
+        let resultStore = try configuration.resultStore.map { try ResultStore(location: $0, downloader: downloader, logger: logger) }
         let coders = ImageCodersManager.shared
         renderer = ImageRenderer(coders: coders, maxSourcePixels: configuration.maxSourcePixels,
                                  animationByteLimit: configuration.animationByteLimit,
@@ -89,7 +78,6 @@ final class ImageService: Sendable {
     func shutdown() async {
         await manager.waitForPendingStores()
         try? await downloader.shutdown()
-        try? await s3.shutdown()
     }
 
     /// Checks and parses a raw query: the signature covers the query as sent, presets and all.
@@ -204,11 +192,10 @@ final class ImageService: Sendable {
         }
     }
 
-    /// The manager's request for the source at `url`: S3 through its own downloader, the fetch
-    /// traced and its failures answered as ``ServiceSourceFetch`` says.
+    /// The manager's request for the source at `url`: the fetch traced and its failures answered
+    /// as ``ServiceSourceFetch`` says.
     private func request(for url: URL) -> ImageRequest {
-        ImageRequest(url: url, context: ImageLoadContext(loader: S3Configuration.isS3(url) ? s3 : nil),
-                     sourceFetch: ServiceSourceFetch(tracer: tracer, context: ServiceContext.current ?? .topLevel,
-                                                     metrics: metrics, logger: logger))
+        ImageRequest(url: url, sourceFetch: ServiceSourceFetch(tracer: tracer, context: ServiceContext.current ?? .topLevel,
+                                                               metrics: metrics, logger: logger))
     }
 }

@@ -49,6 +49,8 @@ public final class ImageDownloader: ImageLoader {
 
     let http: HTTPImageLoader
     private let ownsHTTPLoader: Bool
+    /// `s3://` requests' own connections and rules, with ``ImageDownloaderConfiguration/s3``.
+    let s3: S3Transport?
     let file: FileImageLoader
     /// `local:///PATH` inside ``ImageDownloaderConfiguration/localRoot``, if set.
     let local: FileImageLoader?
@@ -80,6 +82,7 @@ public final class ImageDownloader: ImageLoader {
         file = FileImageLoader(maxBodySize: configuration.maxBodySize)
         local = configuration.localRoot.map { FileImageLoader(maxBodySize: configuration.maxBodySize, root: LocalRoot(directory: $0)) }
         httpHooks = Self.makeHTTPHooks(configuration, cookies: CookieJar())
+        s3 = configuration.s3.map { S3Transport(configuration, s3: $0) }
     }
 
     /// Whether `url` is http, https, file or data (or `local`, with ``ImageDownloaderConfiguration/localRoot``;
@@ -203,14 +206,21 @@ public final class ImageDownloader: ImageLoader {
     /// connections opened and reused, requests sent. A downloader without a pool of its own
     /// shares ``HTTPImageLoader/shared``'s, and its counts. Past 256 origins, new ones are counted
     /// together under `"other"`, so hosts a hostile page names cannot grow the table without bound.
+    /// S3 reads and writes are counted under their store's origin (``S3Transport``).
     public func connectionMetrics() -> [String: ConnectionCounts] {
-        http.connectionMetrics()
+        guard let s3 else { return http.connectionMetrics() }
+        return http.connectionMetrics().merging(s3.loader.connectionMetrics()) { plain, store in
+            ConnectionCounts(connectionsOpened: plain.connectionsOpened + store.connectionsOpened,
+                             connectionsReused: plain.connectionsReused + store.connectionsReused,
+                             requests: plain.requests + store.requests, streamsOpened: plain.streamsOpened + store.streamsOpened)
+        }
     }
 
-    /// Cancels everything and closes the downloader's own HTTP client, if it has one.
+    /// Cancels everything and closes the downloader's own HTTP clients, if it has any.
     public func shutdown() async throws {
         cancelAll()
         if ownsHTTPLoader { try await http.shutdown() }
+        try await s3?.loader.shutdown()
     }
 
     // MARK: The pipeline's entry points

@@ -89,8 +89,10 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// missing one, fails with ``WebImageError/fileSystem(_:)``. A FIFO never blocks the load.
     public var localRoot: String?
     /// Where `s3://BUCKET/KEY` URLs are read from and how they are signed; `nil` (the default):
-    /// `s3` URLs are not loaded. They are queued, coalesced (by the `s3://` URL) and sent as the
-    /// downloader's http(s) loads are, under the same redirect and connect-address policies.
+    /// `s3` URLs are not loaded. They are queued and coalesced (by the `s3://` URL) as the
+    /// downloader's http(s) loads are, and sent over connections of their own: to a configured
+    /// endpoint past ``connectAddressPolicy`` (the operator named it), never redirected, with no
+    /// cookie or per-host credential (see `S3Transport`).
     public var s3: S3Configuration?
     /// Runs on every request before coalescing; may change it or veto it.
     public var requestModifier: ImageDownloader.RequestModifier?

@@ -71,8 +71,6 @@ struct S3RequestSignerTests {
                     "s3://photos/k?x=1", "s3://photos/../other/k", "s3://photos/a/%2E%2E/k", "s3://photos/./k", "s3://photos/a/.."] {
             #expect(throws: WebImageError.self, "\(bad)") { try request(path, bad) }
         }
-        #expect(path.endpointHost == "127.0.0.1:9000")
-        #expect(S3Configuration(endpoint: URL(string: "https://s3.internal"), region: "x", credentials: nil).endpointHost == "s3.internal:443")
         // What the AWS tools read.
         let environment = S3Configuration.environment(["AWS_ENDPOINT_URL_S3": "http://minio:9000", "AWS_DEFAULT_REGION": "eu-north-1",
                                                        "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"])

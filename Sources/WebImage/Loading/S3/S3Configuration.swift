@@ -92,11 +92,4 @@ public struct S3Configuration: Sendable, Equatable {
         }
         return signed
     }
-
-    /// `HOST:PORT` of the endpoint, for a private-address guard's exemption.
-    package var endpointHost: String? {
-        guard let endpoint, let host = endpoint.host(percentEncoded: true) else { return nil }
-        let port = endpoint.port ?? (endpoint.scheme?.lowercased() == "https" ? 443 : 80)
-        return host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
 }
