@@ -118,33 +118,57 @@ public enum Resampler {
                 }
             }
         }
-        // Pass 2: columns, then back to straight-alpha bytes.
-        let accumulator = UnsafeMutablePointer<Float>.allocate(capacity: width * 4)
-        defer { accumulator.deallocate() }
-        let rowFloats = width * 4
-        let floats = UnsafeMutableRawPointer(intermediate).assumingMemoryBound(to: Float.self)
+        // Pass 2: columns, then back to straight-alpha bytes. Four pixels at a time, their sums
+        // kept in registers through every tap (in the taps' order, so the sums are those of a
+        // row-wide accumulator) and written out as bytes at once.
         if stop.isSet { return }
         vertical.weights.withUnsafeBufferPointer { verticalWeights in
             for y in rows {
                 if (y - rows.lowerBound) % rowsBetweenStopChecks == 0, stop.isSet { return }
-                accumulator.update(repeating: 0, count: rowFloats)
-                let start = vertical.starts[y]
+                let taps = vertical.counts[y]
                 let weights = verticalWeights.baseAddress! + y * vertical.stride
-                for tap in 0..<vertical.counts[y] {
-                    let w = weights[tap]
-                    let source = floats + (start + tap - firstSource) * rowFloats
-                    for i in 0..<rowFloats { accumulator[i] += source[i] * w }
+                let first = intermediate + (vertical.starts[y] - firstSource) * width
+                let out = UnsafeMutableRawPointer(output + (y - rows.lowerBound) * width * 4)
+                var x = 0
+                while x + 4 <= width {
+                    var sums = (SIMD4<Float>.zero, SIMD4<Float>.zero, SIMD4<Float>.zero, SIMD4<Float>.zero)
+                    var source = first + x
+                    for tap in 0..<taps {
+                        let w = weights[tap]
+                        sums.0 += source[0] * w
+                        sums.1 += source[1] * w
+                        sums.2 += source[2] * w
+                        sums.3 += source[3] * w
+                        source += width
+                    }
+                    out.storeBytes(of: straightAlphaBytes(sums.0), toByteOffset: x * 4, as: UInt32.self)
+                    out.storeBytes(of: straightAlphaBytes(sums.1), toByteOffset: x * 4 + 4, as: UInt32.self)
+                    out.storeBytes(of: straightAlphaBytes(sums.2), toByteOffset: x * 4 + 8, as: UInt32.self)
+                    out.storeBytes(of: straightAlphaBytes(sums.3), toByteOffset: x * 4 + 12, as: UInt32.self)
+                    x += 4
                 }
-                let out = UnsafeMutableRawPointer(output + (y - rows.lowerBound) * rowFloats)
-                let sums = UnsafeRawPointer(accumulator)
-                for x in 0..<width {
-                    let p = sums.loadUnaligned(fromByteOffset: x * 16, as: SIMD4<Float>.self)
-                    let alpha = min(max(p[3], 0), 255)
-                    let pixel = alpha < 0.5 ? .zero : roundedBytes(p * SIMD4(255 / alpha, 255 / alpha, 255 / alpha, 1))
-                    out.storeBytes(of: pixel, toByteOffset: x * 4, as: UInt32.self)
+                while x < width {
+                    var sum = SIMD4<Float>.zero
+                    var source = first + x
+                    for tap in 0..<taps {
+                        sum += source[0] * weights[tap]
+                        source += width
+                    }
+                    out.storeBytes(of: straightAlphaBytes(sum), toByteOffset: x * 4, as: UInt32.self)
+                    x += 1
                 }
             }
         }
+    }
+
+    /// A premultiplied sum as the bytes of a straight-alpha pixel; a pixel with less than half
+    /// a unit of alpha is transparent black.
+    @inline(__always)
+    private static func straightAlphaBytes(_ sum: SIMD4<Float>) -> UInt32 {
+        let alpha = min(max(sum[3], 0), 255)
+        guard alpha >= 0.5 else { return 0 }
+        let unpremultiply = 255 / alpha
+        return roundedBytes(sum * SIMD4(unpremultiply, unpremultiply, unpremultiply, 1))
     }
 
     /// The size that fits `width` × `height` inside a square of `maxPixelSize`, keeping the aspect ratio.
