@@ -206,7 +206,7 @@ public final class ImageDownloader: ImageLoader {
     /// connections opened and reused, requests sent. A downloader without a pool of its own
     /// shares ``HTTPImageLoader/shared``'s, and its counts. Past 256 origins, new ones are counted
     /// together under `"other"`, so hosts a hostile page names cannot grow the table without bound.
-    /// S3 reads and writes are counted under their store's origin (``S3Transport``).
+    /// S3 reads and writes are counted under their store's origin (their own connections, `S3Transport`).
     public func connectionMetrics() -> [String: ConnectionCounts] {
         guard let s3 else { return http.connectionMetrics() }
         return http.connectionMetrics().merging(s3.loader.connectionMetrics()) { plain, store in

@@ -91,8 +91,8 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Where `s3://BUCKET/KEY` URLs are read from and how they are signed; `nil` (the default):
     /// `s3` URLs are not loaded. They are queued and coalesced (by the `s3://` URL) as the
     /// downloader's http(s) loads are, and sent over connections of their own: to a configured
-    /// endpoint past ``connectAddressPolicy`` (the operator named it), never redirected, with no
-    /// cookie or per-host credential (see `S3Transport`).
+    /// endpoint past ``/WebImageHTTP/HTTPClientSettings/connectAddressPolicy`` (the operator
+    /// named it), never redirected, with no cookie or per-host credential (see `S3Transport`).
     public var s3: S3Configuration?
     /// Runs on every request before coalescing; may change it or veto it.
     public var requestModifier: ImageDownloader.RequestModifier?
