@@ -62,7 +62,8 @@ public final class ImageDownloader: ImageLoader {
 
     /// Creates a downloader. It shares ``HTTPImageLoader/shared``'s connection pool unless its
     /// configuration asks for one of its own (certificate, trust, address-policy or connection
-    /// settings; then call ``shutdown()`` when done).
+    /// settings, or ``ImageDownloaderConfiguration/s3``, whose requests have a pool of their own;
+    /// then call ``shutdown()`` when done).
     public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration()) {
         self.configuration = configuration
         // The shared pool serves every downloader whose pool settings are the shared pool's; loads' settings

@@ -201,7 +201,7 @@ struct PixelRegion: Sendable, Hashable {
 }
 
 /// For each target index: the first source index, how many follow, and their normalized weights.
-private struct Contributions: Sendable {
+struct Contributions: Sendable {
     let target: Int
     let starts: [Int]
     let counts: [Int]
@@ -211,14 +211,16 @@ private struct Contributions: Sendable {
 
     /// The contributions for a resize of `source` to `target`, made once per geometry: a
     /// service renders the same few sizes again and again, and the weights' sines cost 3% of a
-    /// 1 MP render (bench-render, 2026-12-05). At most 64 geometries are kept; past that the
-    /// table starts again.
+    /// 1 MP render (bench-render, 2026-12-05). Only small tables are kept (thumbnail sizes: at
+    /// most 8,192 weights), 32 of them, so that a client cycling through large geometries holds
+    /// at most about 3 MB here; past 32 the table starts again.
     static func cached(source: Int, target: Int, filter: ResamplingFilter) -> Contributions {
         let key = Geometry(source: source, target: target, filter: filter)
         if let known = made.withLock({ $0[key] }) { return known }
         let contributions = Contributions(source: source, target: target, filter: filter)
+        guard contributions.weights.count <= 8_192 else { return contributions }
         made.withLock { table in
-            if table.count >= 64 { table.removeAll(keepingCapacity: true) }
+            if table.count >= 32 { table.removeAll(keepingCapacity: true) }
             table[key] = contributions
         }
         return contributions
@@ -231,6 +233,14 @@ private struct Contributions: Sendable {
     }
 
     private static let made = Locked([Geometry: Contributions]())
+
+    /// How many tables ``cached(source:target:filter:)`` holds (for tests).
+    static var cachedCount: Int { made.withLock { $0.count } }
+
+    /// Whether the table for this geometry is held (for tests).
+    static func isCached(source: Int, target: Int, filter: ResamplingFilter) -> Bool {
+        made.withLock { $0[Geometry(source: source, target: target, filter: filter)] != nil }
+    }
 
     init(source: Int, target: Int, filter: ResamplingFilter) {
         self.target = target
