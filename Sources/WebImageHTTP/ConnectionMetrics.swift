@@ -35,6 +35,13 @@ public struct ConnectionCounts: Sendable, Hashable {
         get { streamsOpened }
         set { streamsOpened = newValue }
     }
+
+    /// The counts of two pools to one origin, together.
+    package static func + (lhs: ConnectionCounts, rhs: ConnectionCounts) -> ConnectionCounts {
+        ConnectionCounts(connectionsOpened: lhs.connectionsOpened + rhs.connectionsOpened,
+                         connectionsReused: lhs.connectionsReused + rhs.connectionsReused,
+                         requests: lhs.requests + rhs.requests, streamsOpened: lhs.streamsOpened + rhs.streamsOpened)
+    }
 }
 
 /// What a pool did with a connection, as its metrics count it.

@@ -16,7 +16,8 @@ import WebImage
 /// (`x-amz-meta-webimage-etag`). The store is trusted as far as the operator's bucket is:
 /// an object whose type is not an image type the service sends, or whose ETag is not one the
 /// service makes, is a miss; so is any failure to read (the render goes on). Reads and writes
-/// go through the service's downloader, over its S3 connections (the configured endpoint only, no redirect).
+/// go through the service's downloader, over its S3 connections (the configured endpoint only,
+/// no redirect).
 final class ResultStore: ImageDataCache.SharedStore {
     /// `s3://BUCKET/PREFIX` (no trailing slash), as objects are named under it.
     let location: String

@@ -152,14 +152,13 @@ extension ImageDownloader {
             }
         default:
             var request = request
-            var route = (hooks: httpHooks, session: http.session)
-            if let s3Store = configuration.s3, let s3, S3Configuration.isS3(url) {
+            if let s3 = configuration.s3, S3Configuration.isS3(url) {
                 // Signed now, as it goes out: a signature made when it was queued could expire in the queue.
-                do { request = try s3Store.signed(request) } catch { return ended(id, .failure(error)) }
-                route = (s3.hooks, s3.loader.session)
+                do { request = try s3.signed(request) } catch { return ended(id, .failure(error)) }
             }
+            let connections = route(for: url)
             // Events go from the connection's event loop straight to the callers: no task, no stream.
-            let transfer = HTTPTransfer(request, hooks: route.hooks, session: route.session) { [self] event in
+            let transfer = HTTPTransfer(request, hooks: connections.hooks, session: connections.session) { [self] event in
                 try handle(event, of: id, work: work)
             }
             slot.attach { transfer.cancel() }

@@ -73,7 +73,7 @@ public final class ImageDownloader: ImageLoader {
         let perHost = pool.maxConnectionsPerHost
         pool.maxConnectionsPerHost = shared.configuration.maxConnectionsPerHost
         if perHost != nil || !pool.hasSamePoolSettings(as: shared.configuration) {
-            pool.maxConnectionsPerHost = max(perHost ?? configuration.maxConcurrentDownloads, 1)
+            pool.maxConnectionsPerHost = configuration.ownPoolConnectionsPerHost
             http = HTTPImageLoader(configuration: pool)
             ownsHTTPLoader = true
         } else {
@@ -210,11 +210,14 @@ public final class ImageDownloader: ImageLoader {
     /// S3 reads and writes are counted under their store's origin (their own connections, `S3Transport`).
     public func connectionMetrics() -> [String: ConnectionCounts] {
         guard let s3 else { return http.connectionMetrics() }
-        return http.connectionMetrics().merging(s3.loader.connectionMetrics()) { plain, store in
-            ConnectionCounts(connectionsOpened: plain.connectionsOpened + store.connectionsOpened,
-                             connectionsReused: plain.connectionsReused + store.connectionsReused,
-                             requests: plain.requests + store.requests, streamsOpened: plain.streamsOpened + store.streamsOpened)
-        }
+        return http.connectionMetrics().merging(s3.loader.connectionMetrics(), uniquingKeysWith: +)
+    }
+
+    /// The hooks and connections an HTTP load of `url` goes out with: S3's own for an `s3://` URL
+    /// (``ImageDownloaderConfiguration/s3``), the downloader's for the rest.
+    func route(for url: URL) -> (hooks: HTTPLoadHooks, session: HTTPSession) {
+        if let s3, S3Configuration.isS3(url) { return (s3.hooks, s3.loader.session) }
+        return (httpHooks, http.session)
     }
 
     /// Cancels everything and closes the downloader's own HTTP clients, if it has any.

@@ -96,6 +96,10 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var s3: S3Configuration?
     /// Runs on every request before coalescing; may change it or veto it.
     public var requestModifier: ImageDownloader.RequestModifier?
+
+    /// The connections per host of a pool the downloader makes for itself: the HTTP settings'
+    /// own number, else one per concurrent download.
+    var ownPoolConnectionsPerHost: Int { max(http.maxConnectionsPerHost ?? maxConcurrentDownloads, 1) }
     /// Runs on every response head; may reject it (failing every caller of the download).
     public var responseModifier: ImageDownloader.ResponseModifier?
 

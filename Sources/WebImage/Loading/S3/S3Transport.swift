@@ -27,7 +27,7 @@ struct S3Transport: Sendable {
         settings.cookiesEnabled = false
         settings.http.redirectPolicy = { _, _ in false }
         if s3.endpoint != nil { settings.http.connectAddressPolicy = nil }
-        settings.http.maxConnectionsPerHost = max(configuration.http.maxConnectionsPerHost ?? configuration.maxConcurrentDownloads, 1)
+        settings.http.maxConnectionsPerHost = configuration.ownPoolConnectionsPerHost
         loader = HTTPImageLoader(configuration: settings.http)
         hooks = ImageDownloader.makeHTTPHooks(settings, cookies: CookieJar())
     }
