@@ -69,6 +69,8 @@ let package = Package(
                     .linkedLibrary($0, .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .windows]))
                 }
         ),
+        // The resampler's inner passes, built for the baseline and for AVX2 (see resampling.h).
+        .target(name: "CResampling"),
         // Little CMS: embedded ICC profiles (and PNG gAMA/cHRM) converted to sRGB.
         codec("CLCMS2", pkgConfig: "lcms2", apt: "liblcms2-dev"),
         // The lock, HTTP whitespace trimming, the partial-data throttle, hex, the UTC calendar and
@@ -98,6 +100,7 @@ let package = Package(
             dependencies: [
                 "WebImageSupport", "WebImageHTTP",
                 "CJPEG", "CJPEGLib", "CPNG", "CWebP", "CGIF", "CZlib", "CAVIF", "CHEIF", "CJXL", "CCodecLibraries", "CLCMS2",
+                "CResampling",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
