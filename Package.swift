@@ -194,6 +194,10 @@ if Context.environment["WEBIMAGE_FUZZ"] == "1" {
     for target in package.targets where ["WebImageSupport", "WebImageHTTP", "WebImage", "WebImageServer"].contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + instrumented
     }
+    // The project's own C (the resampler's passes) too.
+    for target in package.targets where target.name == "CResampling" {
+        target.cSettings = (target.cSettings ?? []) + [.unsafeFlags(["-fsanitize=fuzzer-no-link,address"])]
+    }
     func fuzzer(_ name: String, _ dependencies: [Target.Dependency] = []) -> Target {
         // lld: gold stops with an internal error on the sanitized link.
         .executableTarget(name: name, dependencies: ["FuzzSupport", "WebImage"] + dependencies, path: "Fuzz/Sources/\(name)",
@@ -217,6 +221,8 @@ if Context.environment["WEBIMAGE_FUZZ"] == "1" {
         fuzzer("PNGFuzzer"),
         fuzzer("GIFFuzzer"),
         fuzzer("WebPFuzzer"),
+        // The resampler's C passes on any geometry, both builds compared.
+        fuzzer("ResamplerFuzzer"),
         // The disk cache's entry reader: whoever can write to the cache directory controls its input.
         fuzzer("DiskEntryFuzzer"),
         // The HTTP/1.1 client reading whatever a hostile server sends (in memory: EmbeddedChannel).

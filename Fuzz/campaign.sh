@@ -5,7 +5,7 @@
 #
 # Usage: Fuzz/campaign.sh [--scratch-path DIR] SECONDS [TARGET...]
 #   (default targets: the five decoder targets, the HTTP/1.1 and HTTP/2 clients, the disk entry
-#   reader, the service's query parser;
+#   reader, the service's query parser, the resampler's C passes;
 #   --scratch-path: the build directory, as for run.sh)
 set -uo pipefail
 scratch=()
@@ -13,7 +13,7 @@ if [ "${1:-}" = "--scratch-path" ]; then mkdir -p "$2"; scratch=(--scratch-path 
 cd "$(dirname "$0")"
 seconds=${1:?usage: Fuzz/campaign.sh [--scratch-path DIR] SECONDS [TARGET...]}; shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(DecodeFuzzer JPEGFuzzer JPEGEighthScaleFuzzer PNGFuzzer GIFFuzzer WebPFuzzer HTTPResponseFuzzer HTTP2FrameFuzzer DiskEntryFuzzer QueryFuzzer)
+[ ${#targets[@]} -gt 0 ] || targets=(DecodeFuzzer JPEGFuzzer JPEGEighthScaleFuzzer PNGFuzzer GIFFuzzer WebPFuzzer HTTPResponseFuzzer HTTP2FrameFuzzer DiskEntryFuzzer QueryFuzzer ResamplerFuzzer)
 ledger=campaigns.tsv
 [ -f "$ledger" ] || printf 'date\ttarget\tseconds\texecutions\tresult\n' > "$ledger"
 found=0

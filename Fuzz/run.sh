@@ -2,7 +2,8 @@
 # Fuzzes one target with libFuzzer under AddressSanitizer. Targets (the root Package.swift, with
 # WEBIMAGE_FUZZ=1): DecodeFuzzer (every decoder; the default), JPEGFuzzer, PNGFuzzer, GIFFuzzer,
 # WebPFuzzer, JPEGEighthScaleFuzzer (the 1/8-scale DC decoder alone), HTTPResponseFuzzer (the HTTP/1.1 client), HTTP2FrameFuzzer (the HTTP/2 client),
-# DiskEntryFuzzer (the disk cache's entry reader), QueryFuzzer (the service's query and presets).
+# DiskEntryFuzzer (the disk cache's entry reader), QueryFuzzer (the service's query and presets),
+# ResamplerFuzzer (the resampler's C passes on any geometry; no seeds, its inputs are geometry and noise).
 # Seeds: the shared corpus (../shared/corpus, read only) for the decoders, Fuzz/seeds/http,
 # Fuzz/seeds/h2 and Fuzz/seeds/query for the others. New inputs go to Fuzz/.corpus/TARGET (ignored by git); a crash is written to
 # Fuzz/.findings/ and ends the run with a non-zero status.
@@ -41,7 +42,7 @@ case "$target" in
     PNGFuzzer) formats=(png) ;;
     GIFFuzzer) formats=(gif) ;;
     WebPFuzzer) formats=(webp) ;;
-    HTTPResponseFuzzer|HTTP2FrameFuzzer|DiskEntryFuzzer|QueryFuzzer) formats=() ;;
+    HTTPResponseFuzzer|HTTP2FrameFuzzer|DiskEntryFuzzer|QueryFuzzer|ResamplerFuzzer) formats=() ;;
     *) formats=(jpeg png gif webp exif other) ;;
 esac
 seeds=()
