@@ -4,7 +4,9 @@ import CResampling
 ///
 /// A separable two-pass convolution whose kernel widens with the shrink factor (so shrinking
 /// averages every source pixel instead of skipping), computed on premultiplied values so that
-/// transparent pixels do not bleed their colour into opaque neighbours.
+/// transparent pixels do not bleed their colour into opaque neighbours. The two passes' inner
+/// loops are C (the `CResampling` target), one source built for the x86-64 baseline and for AVX2
+/// and picked at run time; both builds give the same bytes.
 public enum Resampler {
     /// Resizes of at least this many multiply-adds (target pixels × taps) run on two threads,
     /// one band of target rows each.
