@@ -1,4 +1,5 @@
 import Testing
+import WebImageDemo
 @testable import WebImage
 
 /// The resampler's inner passes (C, built for the baseline and for AVX2): both builds give the
@@ -10,15 +11,9 @@ import Testing
 
     /// Noise, opaque or with alphas from `alphas`.
     static func noise(width: Int, height: Int, seed: UInt64, alphas: ClosedRange<UInt8>?) throws -> Bitmap {
-        var state = seed
-        func next() -> UInt8 {
-            // SplitMix64: a fixed sequence, so a failure repeats.
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return UInt8(truncatingIfNeeded: z ^ (z >> 31))
-        }
+        // A fixed sequence, so a failure repeats.
+        var random = SampleImages.SeededBytes(seed: seed)
+        func next() -> UInt8 { UInt8(truncatingIfNeeded: random.next()) }
         return try TestImages.bitmap(width: width, height: height) { _, _ in
             let alpha = alphas.map { UInt8(Int($0.lowerBound) + Int(next()) % ($0.count)) } ?? 255
             return (next(), next(), next(), alpha)
