@@ -96,12 +96,12 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var s3: S3Configuration?
     /// Runs on every request before coalescing; may change it or veto it.
     public var requestModifier: ImageDownloader.RequestModifier?
+    /// Runs on every response head; may reject it (failing every caller of the download).
+    public var responseModifier: ImageDownloader.ResponseModifier?
 
     /// The connections per host of a pool the downloader makes for itself: the HTTP settings'
     /// own number, else one per concurrent download.
     var ownPoolConnectionsPerHost: Int { max(http.maxConnectionsPerHost ?? maxConcurrentDownloads, 1) }
-    /// Runs on every response head; may reject it (failing every caller of the download).
-    public var responseModifier: ImageDownloader.ResponseModifier?
 
     /// The idle timeout of a request that sets none: ``http``'s `idleTimeout`, which
     /// `configuration.idleTimeout` reads and writes under its one name.
